@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Spindle top-level build.
+#
+#   make            module (kmod/spindle.ko), userspace, selftests
+#   make check      everything, then host unit tests and guest selftests
+#   make module     just the kernel module (KDIR=... for another kernel)
+#   make unit       host unit tests of the protocol core (ASan + UBSan)
+#
+# The kernel module builds against KDIR, by default the headers of the kernel
+# that scripts/kver picks (the running one if its headers are installed,
+# else the newest installed Debian kernel: the QEMU test bed's).
+
+KVER ?= $(shell scripts/kver)
+KDIR ?= /lib/modules/$(KVER)/build
+O_BUILD := build
+
+CC ?= gcc
+CFLAGS_COMMON := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wshadow \
+	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
+	-D_GNU_SOURCE -Iuapi
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+
+BIN := $(O_BUILD)/bin
+UNIT := $(O_BUILD)/unit
+ST := $(O_BUILD)/selftests
+
+UNIT_SRCS := $(wildcard selftests/unit/test_*.c)
+UNIT_BINS := $(patsubst selftests/unit/%.c,$(UNIT)/%,$(UNIT_SRCS))
+PROTO_HDRS := $(wildcard kmod/proto/*.h)
+PROTO_SRCS := $(wildcard kmod/proto/*.c)
+
+ST_SRCS := $(wildcard selftests/guest/*.c)
+ST_BINS := $(patsubst selftests/guest/%.c,$(ST)/%,$(ST_SRCS))
+
+.PHONY: all module userspace selftests unit check clean help
+
+all: module userspace selftests
+
+help:
+	@sed -n '3,13p' Makefile
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 SPINDLE_WERROR=$(or $(SPINDLE_WERROR),1) modules
+
+userspace:
+
+selftests: $(ST_BINS)
+
+$(ST)/%: selftests/guest/%.c selftests/ktap.h uapi/linux/spindle.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< -lpthread
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
+
+$(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SRCS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -o $@ $< $(PROTO_SRCS)
+
+check: all
+	scripts/check
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(O_BUILD)

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Validation of a group configuration.  Nothing in it is trusted: it comes
+ * from userspace through SPINDLE_CTL_UP.
+ */
+#include "config.h"
+
+#ifndef __KERNEL__
+#include <sys/socket.h>
+#else
+#include <linux/socket.h>
+#endif
+
+static const char *const sp_cfg_err_names[SP_CFG_E_MAX] = {
+	[SP_CFG_OK] = "ok",
+	[SP_CFG_E_NMEMBERS] = "nmembers",
+	[SP_CFG_E_MEMBER_ID_DUP] = "member.id (duplicate)",
+	[SP_CFG_E_MEMBER_FAMILY] = "member.family",
+	[SP_CFG_E_MEMBER_PORT] = "member.port",
+	[SP_CFG_E_MEMBER_ADDR] = "member.addr",
+	[SP_CFG_E_MEMBER_ADDR_DUP] = "member.addr (duplicate address:port)",
+	[SP_CFG_E_SELF] = "self (not a member)",
+	[SP_CFG_E_NSUBGROUPS] = "nsubgroups",
+	[SP_CFG_E_SG_ID_DUP] = "subgroup.id (duplicate)",
+	[SP_CFG_E_SG_MODE] = "subgroup.mode",
+	[SP_CFG_E_SG_WINDOW] = "subgroup.window",
+	[SP_CFG_E_SG_MAX_MSG] = "subgroup.max_msg",
+	[SP_CFG_E_SG_RING_SIZE] = "subgroup.window * max_msg (ring too large)",
+	[SP_CFG_E_SG_NMEMBERS] = "subgroup.nmembers",
+	[SP_CFG_E_SG_MEMBER] = "subgroup.members (not a group member, or repeated)",
+	[SP_CFG_E_SG_NSENDERS] = "subgroup.nsenders",
+	[SP_CFG_E_SG_SENDER] = "subgroup.senders (not a subgroup member, or repeated)",
+	[SP_CFG_E_GROUP_ID] = "group_id",
+};
+
+const char *sp_cfg_err_name(enum sp_cfg_err_field field)
+{
+	if ((unsigned int)field >= SP_CFG_E_MAX)
+		return "unknown";
+	return sp_cfg_err_names[field];
+}
+
+int sp_cfg_member_index(const struct sp_group_cfg *cfg, u32 id)
+{
+	u32 i;
+
+	for (i = 0; i < cfg->nmembers && i < SP_MAX_MEMBERS; i++)
+		if (cfg->members[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+static int sp_index_of(const u32 *ids, u32 n, u32 id)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == id)
+			return (int)i;
+	return -1;
+}
+
+int sp_sg_sender_rank(const struct sp_sg_cfg *sg, u32 id)
+{
+	return sp_index_of(sg->senders, sg->nsenders, id);
+}
+
+int sp_sg_member_pos(const struct sp_sg_cfg *sg, u32 id)
+{
+	return sp_index_of(sg->members, sg->nmembers, id);
+}
+
+static int sp_fail(struct sp_cfg_err *err, enum sp_cfg_err_field f, u32 index)
+{
+	err->field = f;
+	err->index = index;
+	return -EINVAL;
+}
+
+static bool sp_addr_usable(const struct sp_member_cfg *m)
+{
+	static const u8 zero[16];
+
+	if (m->family == AF_INET) {
+		/* not 0.0.0.0, not multicast/broadcast (224.0.0.0 and up) */
+		return memcmp(m->addr, zero, 4) && m->addr[0] < 224;
+	}
+	/* IPv6: not ::, not multicast ff00::/8 */
+	return memcmp(m->addr, zero, 16) && m->addr[0] != 0xff;
+}
+
+static bool sp_same_endpoint(const struct sp_member_cfg *a,
+			     const struct sp_member_cfg *b)
+{
+	size_t len = a->family == AF_INET ? 4 : 16;
+
+	return a->family == b->family && a->port == b->port &&
+	       !memcmp(a->addr, b->addr, len);
+}
+
+static int sp_validate_members(const struct sp_group_cfg *cfg,
+			       struct sp_cfg_err *err)
+{
+	u32 i, j;
+
+	if (cfg->nmembers == 0 || cfg->nmembers > SP_MAX_MEMBERS)
+		return sp_fail(err, SP_CFG_E_NMEMBERS, 0);
+	for (i = 0; i < cfg->nmembers; i++) {
+		const struct sp_member_cfg *m = &cfg->members[i];
+
+		if (m->family != AF_INET && m->family != AF_INET6)
+			return sp_fail(err, SP_CFG_E_MEMBER_FAMILY, i);
+		if (!m->port)
+			return sp_fail(err, SP_CFG_E_MEMBER_PORT, i);
+		if (!sp_addr_usable(m))
+			return sp_fail(err, SP_CFG_E_MEMBER_ADDR, i);
+		for (j = 0; j < i; j++) {
+			if (cfg->members[j].id == m->id)
+				return sp_fail(err, SP_CFG_E_MEMBER_ID_DUP, i);
+			if (sp_same_endpoint(&cfg->members[j], m))
+				return sp_fail(err, SP_CFG_E_MEMBER_ADDR_DUP, i);
+		}
+	}
+	if (sp_cfg_member_index(cfg, cfg->self_id) < 0)
+		return sp_fail(err, SP_CFG_E_SELF, 0);
+	return 0;
+}
+
+static int sp_validate_sg(const struct sp_group_cfg *cfg, u32 i,
+			  struct sp_cfg_err *err)
+{
+	const struct sp_sg_cfg *sg = &cfg->subgroups[i];
+	u32 j;
+
+	for (j = 0; j < i; j++)
+		if (cfg->subgroups[j].id == sg->id)
+			return sp_fail(err, SP_CFG_E_SG_ID_DUP, i);
+	if (sg->mode != SP_MODE_ORDERED && sg->mode != SP_MODE_UNORDERED)
+		return sp_fail(err, SP_CFG_E_SG_MODE, i);
+	if (sg->window == 0 || sg->window > SP_MAX_WINDOW)
+		return sp_fail(err, SP_CFG_E_SG_WINDOW, i);
+	if (sg->max_msg == 0 || sg->max_msg > SP_MAX_MSG)
+		return sp_fail(err, SP_CFG_E_SG_MAX_MSG, i);
+	if ((u64)sg->window * sp_sg_slot_size(sg) > SP_MAX_RING_BYTES)
+		return sp_fail(err, SP_CFG_E_SG_RING_SIZE, i);
+	if (sg->nmembers == 0 || sg->nmembers > cfg->nmembers)
+		return sp_fail(err, SP_CFG_E_SG_NMEMBERS, i);
+	for (j = 0; j < sg->nmembers; j++) {
+		if (sp_cfg_member_index(cfg, sg->members[j]) < 0 ||
+		    sp_index_of(sg->members, j, sg->members[j]) >= 0)
+			return sp_fail(err, SP_CFG_E_SG_MEMBER, i);
+	}
+	if (sg->nsenders == 0 || sg->nsenders > sg->nmembers)
+		return sp_fail(err, SP_CFG_E_SG_NSENDERS, i);
+	for (j = 0; j < sg->nsenders; j++) {
+		if (sp_sg_member_pos(sg, sg->senders[j]) < 0 ||
+		    sp_index_of(sg->senders, j, sg->senders[j]) >= 0)
+			return sp_fail(err, SP_CFG_E_SG_SENDER, i);
+	}
+	return 0;
+}
+
+/**
+ * sp_cfg_validate - check every field of a group configuration
+ * @cfg: the configuration, self_id already resolved
+ * @err: on failure, which field of which member/subgroup is wrong
+ *
+ * Return: 0, or -EINVAL with @err filled in.
+ */
+int sp_cfg_validate(const struct sp_group_cfg *cfg, struct sp_cfg_err *err)
+{
+	u32 i;
+	int ret;
+
+	err->field = SP_CFG_OK;
+	err->index = 0;
+	if (!cfg->group_id)
+		return sp_fail(err, SP_CFG_E_GROUP_ID, 0);
+	ret = sp_validate_members(cfg, err);
+	if (ret)
+		return ret;
+	if (cfg->nsubgroups == 0 || cfg->nsubgroups > SP_MAX_SUBGROUPS)
+		return sp_fail(err, SP_CFG_E_NSUBGROUPS, 0);
+	for (i = 0; i < cfg->nsubgroups; i++) {
+		ret = sp_validate_sg(cfg, i, err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The per-subgroup multicast engine: Derecho's SST + small-message multicast
+ * with the Spindle optimisations, as plain C with no kernel dependency.
+ *
+ * Memory, per subgroup, at every member (identical layouts everywhere):
+ *
+ *   block	one per member: that member's part of its SST row for this
+ *		subgroup (struct sp_block).  Each member writes only its own
+ *		block and pushes it with RDMA WRITE into the same place at its
+ *		peers.
+ *   hdr ring	one per sender: hdr_slots headers (struct sp_hdr), one per
+ *		published entry: a message in the next payload slot, or a run
+ *		of null messages.  Kernel-owned: never mapped to userspace.
+ *   payload	one per sender: window slots of slot_size bytes.  The sender's
+ *		own ring is where applications build messages in place.
+ *
+ * A sender publishes by writing payload, then headers, then its block's
+ * hdr_pub counter: three RDMA writes on one RC QP, in that order, so a
+ * peer that sees the counter sees what it announces.  The guard is never
+ * inside the same write as the data it guards (RB2: NICs may place one
+ * write's bytes out of order).
+ *
+ * The owner (the kernel module, or a unit test) provides the memory and the
+ * transport, and calls the steps below from one thread, except the
+ * producer calls (reserve / mark ready / void), which take the owner's
+ * lock, as must sp_sg_publish() and sp_sg_reclaim().  Nothing read from a
+ * peer's block or header ring is used before it has been validated; a
+ * violation returns -EPROTO with sg->fault_member set.
+ */
+#ifndef SPINDLE_PROTO_ENGINE_H
+#define SPINDLE_PROTO_ENGINE_H
+
+#include "compat.h"
+#include "config.h"
+
+/* ---- wire formats: memory that peers write into ---- */
+
+enum sp_hdr_kind {
+	SP_HDR_DATA = 1,	/* one message, in the next payload slot */
+	SP_HDR_NULLS = 2,	/* @count null messages, no payload slot */
+	SP_HDR_VOID = 3,	/* one null message occupying the next slot */
+};
+
+struct sp_hdr {
+	__le32 len;		/* DATA: payload bytes, <= max_msg; else 0 */
+	__le16 count;		/* NULLS: 1..window; else 0 */
+	__le16 kind;		/* enum sp_hdr_kind */
+};
+
+/*
+ * A member's block for one subgroup.  All counters are monotonic.
+ * Followed by received[nsenders] and released[nsenders].
+ */
+struct sp_block {
+	__le64 hdr_pub;		/* headers this member published (sender) */
+	__le64 recv_seq;	/* ordered: complete prefix of the total order */
+	__le64 deliv_seq;	/* ordered: delivered and released prefix */
+	__le64 reserved;
+	__le64 v[];		/* received[nsenders], released[nsenders] */
+};
+
+#define SP_BLOCK_FIXED	32
+
+static inline u32 sp_block_size(u32 nsenders)
+{
+	return ALIGN(SP_BLOCK_FIXED + 16 * nsenders, 64);
+}
+
+/* ---- what the engine hands out ---- */
+
+/* A delivered message. */
+struct sp_desc {
+	u64 seq;		/* position in the total order (ordered mode) */
+	u64 index;		/* the sender's message index */
+	u64 pay_pos;		/* absolute payload position in the sender's ring */
+	u32 rank;		/* sender rank */
+	u32 len;
+};
+
+enum sp_wr_kind {
+	SP_WR_PAYLOAD,		/* from my payload ring */
+	SP_WR_HDR,		/* from my header ring */
+	SP_WR_BLOCK,		/* my block (the owner snapshots it) */
+};
+
+/* An RDMA write to post: the same offset in my region and in the peer's. */
+struct sp_wr {
+	u32 kind;		/* enum sp_wr_kind */
+	u32 len;
+	u64 offset;		/* within the region of that kind */
+};
+
+/* Most writes one sp_sg_emit() call produces for one member. */
+#define SP_EMIT_MAX	5
+
+/* ---- engine state ---- */
+
+enum sp_slot_state {
+	SP_SLOT_FREE = 0,
+	SP_SLOT_RESERVED,	/* handed to a producer */
+	SP_SLOT_READY,		/* marked ready with a length */
+	SP_SLOT_VOID,		/* reservation abandoned: goes out as a null */
+	SP_SLOT_PUBLISHED,	/* header written; until every member releases */
+};
+
+/* A validated copy of a header: what delivery uses, never the original. */
+struct sp_shadow {
+	u32 len;
+	u16 count;
+	u16 kind;
+};
+
+/* Receive and delivery state for one sender rank. */
+struct sp_rx {
+	u64 hdr_seen;		/* headers consumed */
+	u64 pay_seen;		/* payload slots consumed */
+	u64 received;		/* messages received, nulls included */
+	u64 dl_hdr;		/* delivery cursor: header position */
+	u64 dl_pay;		/* delivery cursor: payload position */
+	u64 dl_idx;		/* messages passed to delivery */
+	u32 dl_sub;		/* messages of the current null run passed */
+	u32 pad;
+	u64 out;		/* delivered data messages not yet released */
+	u64 last_rel;		/* index + 1 of the last released message */
+	struct sp_shadow *shadow;	/* [hdr_slots] */
+};
+
+/* The last values accepted from a member's block. */
+struct sp_view {
+	u64 recv_seq;
+	u64 deliv_seq;
+	u64 released_me;	/* released[my rank] */
+	u64 received[SP_MAX_MEMBERS];
+	u64 released[SP_MAX_MEMBERS];
+};
+
+struct sp_stats {
+	u64 msgs_sent;
+	u64 nulls_sent;		/* null messages */
+	u64 null_hdrs;		/* null runs (headers) */
+	u64 msgs_received;	/* data messages from peers */
+	u64 msgs_delivered;
+	u64 publish_batches;
+	u64 receive_batches;
+	u64 deliver_batches;
+};
+
+struct sp_sg {
+	/* geometry */
+	u32 nmembers;
+	u32 nsenders;
+	u32 window;
+	u32 hdr_slots;
+	u32 max_msg;
+	u32 slot_size;
+	u32 mode;
+	u32 me;				/* my position in the member list */
+	s32 my_rank;			/* my sender rank, -1 if I do not send */
+	u32 block_size;
+	u32 rank_member[SP_MAX_MEMBERS];	/* member position of each rank */
+
+	/* memory, set by the owner before the first step */
+	struct sp_block *blocks[SP_MAX_MEMBERS];	/* by member position */
+	struct sp_hdr *hdrs[SP_MAX_MEMBERS];		/* by sender rank */
+
+	/* producer / sender side */
+	u64 pay_reserved;
+	u64 pay_pub;
+	u64 pay_freed;
+	u64 hdr_pub;
+	u64 hdr_freed;
+	u64 sent;			/* my messages, nulls included */
+	u8 *slot_state;			/* [window] enum sp_slot_state */
+	u32 *slot_len;			/* [window] */
+	u64 *slot_idx;			/* [window] index of the slot's message */
+	u64 *hdr_end;			/* [hdr_slots] message count after it */
+	u64 tx_hdr[SP_MAX_MEMBERS];	/* headers emitted to each member */
+	u64 tx_pay[SP_MAX_MEMBERS];
+	u64 pushed_ver[SP_MAX_MEMBERS];
+	u64 blk_ver;			/* bumped whenever my block changes */
+
+	/* receiver side */
+	struct sp_rx rx[SP_MAX_MEMBERS];	/* by sender rank */
+	struct sp_view view[SP_MAX_MEMBERS];	/* by member position */
+
+	/* delivery */
+	u64 dl_seq;			/* ordered: next sequence number */
+	u64 dl_round;			/* = dl_seq / nsenders */
+	u32 dl_rank;			/* = dl_seq % nsenders */
+	u32 log_size;
+	u64 dl_descs;			/* descriptors delivered */
+	u64 rel_descs;			/* descriptors released */
+	struct sp_desc *log;		/* [log_size] delivered, unreleased */
+
+	/* error report */
+	s32 fault_member;		/* member position, or -1 */
+	const char *fault_what;
+
+	struct sp_stats stats;
+};
+
+int sp_sg_init(struct sp_sg *sg, const struct sp_group_cfg *cfg, u32 sg_index);
+void sp_sg_destroy(struct sp_sg *sg);
+
+/* Producer side: owner's lock held. */
+u32 sp_sg_reserve(struct sp_sg *sg, u32 want, u64 *first);
+int sp_sg_mark_ready(struct sp_sg *sg, u64 pos, u32 len);
+int sp_sg_void(struct sp_sg *sg, u64 pos);
+u32 sp_sg_free_slots(const struct sp_sg *sg);
+
+/* Predicate thread. */
+int sp_sg_receive(struct sp_sg *sg);
+int sp_sg_publish(struct sp_sg *sg);		/* owner's lock held */
+u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max);
+void sp_sg_release(struct sp_sg *sg, u64 released_descs);
+int sp_sg_reclaim(struct sp_sg *sg);		/* owner's lock held */
+u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, struct sp_wr *out);
+
+/* Helpers for owners. */
+static inline u64 sp_sg_payload_offset(const struct sp_sg *sg, u64 pay_pos)
+{
+	return (u64)sp_mod_u64(pay_pos, sg->window) * sg->slot_size;
+}
+
+static inline u64 sp_sg_ring_bytes(const struct sp_sg *sg)
+{
+	return (u64)sg->window * sg->slot_size;
+}
+
+static inline u64 sp_sg_hdr_bytes(const struct sp_sg *sg)
+{
+	return (u64)sg->hdr_slots * sizeof(struct sp_hdr);
+}
+
+/* True when emit would write something to @member. */
+static inline bool sp_sg_has_output(const struct sp_sg *sg, u32 member)
+{
+	return sg->pushed_ver[member] != sg->blk_ver ||
+	       (sg->my_rank >= 0 && sg->tx_hdr[member] != sg->hdr_pub);
+}
+
+#endif /* SPINDLE_PROTO_ENGINE_H */

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A simulated cluster for the engine's unit tests: N nodes, each with its
+ * own copy of every member's memory, joined by one in-order write queue per
+ * ordered pair of nodes (an RC QP).  Writes are executed one at a time, in
+ * a random order across queues, so every interleaving the real transport
+ * allows can happen.  Payload and header writes read their source when they
+ * execute (as a NIC does); block writes read a snapshot taken at post time
+ * (as the module does).  This exercises the protocol logic only; the real
+ * transport is tested across QEMU guests.
+ */
+#ifndef SPINDLE_SIM_H
+#define SPINDLE_SIM_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include "../../kmod/proto/engine.h"
+#include "../../kmod/proto/ring.h"
+
+#define SIM_MAX_NODES 8
+#define SIM_QCAP 1024
+
+struct sim_wr {
+	int kind;
+	u64 offset;
+	u32 len;
+	u8 *snap;		/* BLOCK: contents at post time */
+};
+
+struct sim_q {
+	struct sim_wr wr[SIM_QCAP];
+	u32 head, tail;
+};
+
+struct sim_rec {		/* one delivered message */
+	u64 seq;
+	u32 rank;
+	u64 index;
+	u32 len;
+	u32 tag;		/* producer's message number, from the payload */
+};
+
+struct sim_node {
+	struct sp_sg sg;
+	struct sp_block *blocks[SIM_MAX_NODES];
+	struct sp_hdr *hdrs[SIM_MAX_NODES];
+	u8 *pay[SIM_MAX_NODES];
+	/* producer */
+	u64 to_send;		/* messages this node still has to produce */
+	u32 tag;		/* next producer message number */
+	u32 voids;		/* reservations abandoned */
+	u64 pending_first;	/* reserved, not yet marked */
+	u32 pending_n;
+	u32 stall;		/* producer sleeps this many rounds */
+	/* consumer */
+	struct sim_rec *log;
+	u64 nlog, caplog;
+	u64 released;
+	int lazy;		/* release only now and then */
+	u64 writes;		/* writes this node posted */
+};
+
+struct sim {
+	u32 n;
+	struct sp_group_cfg cfg;
+	struct sim_node node[SIM_MAX_NODES];
+	struct sim_q q[SIM_MAX_NODES][SIM_MAX_NODES];
+	u64 rng;
+	u32 max_room;		/* send queue room per pass: 1..max_room */
+	int fault;		/* first -EPROTO seen */
+	int void_pct;		/* % of reservations voided */
+	int max_batch;		/* producer batch */
+};
+
+static inline u64 sim_rand(struct sim *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return s->rng;
+}
+
+static inline u32 sim_below(struct sim *s, u32 n)
+{
+	return n ? (u32)(sim_rand(s) % n) : 0;
+}
+
+/* payload pattern: tag in the first 4 bytes, then bytes derived from it */
+static inline u8 sim_byte(u32 rank, u32 tag, u32 i)
+{
+	return (u8)(rank * 31 + tag * 7 + i * 13);
+}
+
+static inline void sim_fill(u8 *p, u32 len, u32 rank, u32 tag)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		p[i] = i < 4 ? (u8)(tag >> (8 * i)) : sim_byte(rank, tag, i);
+}
+
+static inline int sim_check(const u8 *p, u32 len, u32 rank, u32 *tag)
+{
+	u32 i, t = 0;
+
+	if (len < 4)
+		return 0;
+	for (i = 0; i < 4; i++)
+		t |= (u32)p[i] << (8 * i);
+	for (i = 4; i < len; i++)
+		if (p[i] != sim_byte(rank, t, i))
+			return -1;
+	*tag = t;
+	return 0;
+}
+
+/* members 0..n-1, senders as given; mode, window, max_msg */
+static inline int sim_init(struct sim *s, u32 n, const u32 *senders, u32 nsenders,
+			   u32 mode, u32 window, u32 max_msg, u64 seed)
+{
+	u32 i, r;
+
+	memset(s, 0, sizeof(*s));
+	s->n = n;
+	s->rng = seed * 2654435761ULL + 88172645463325252ULL;
+	s->max_room = 16;
+	s->max_batch = 8;
+	s->cfg.group_id = 1;
+	s->cfg.nmembers = n;
+	s->cfg.nsubgroups = 1;
+	for (i = 0; i < n; i++) {
+		s->cfg.members[i].id = i;
+		s->cfg.members[i].family = 2;
+		s->cfg.members[i].port = 7471;
+		s->cfg.members[i].addr[0] = 10;
+		s->cfg.members[i].addr[3] = (u8)(i + 1);
+		s->cfg.subgroups[0].members[i] = i;
+	}
+	s->cfg.subgroups[0].id = 0;
+	s->cfg.subgroups[0].nmembers = n;
+	s->cfg.subgroups[0].nsenders = nsenders;
+	for (r = 0; r < nsenders; r++)
+		s->cfg.subgroups[0].senders[r] = senders[r];
+	s->cfg.subgroups[0].mode = mode;
+	s->cfg.subgroups[0].window = window;
+	s->cfg.subgroups[0].max_msg = max_msg;
+
+	for (i = 0; i < n; i++) {
+		struct sim_node *nd = &s->node[i];
+		struct sp_sg *sg = &nd->sg;
+		struct sp_cfg_err err;
+
+		s->cfg.self_id = i;
+		if (sp_cfg_validate(&s->cfg, &err))
+			return -1;
+		if (sp_sg_init(sg, &s->cfg, 0))
+			return -1;
+		for (r = 0; r < n; r++) {
+			nd->blocks[r] = calloc(1, sg->block_size);
+			sg->blocks[r] = nd->blocks[r];
+		}
+		for (r = 0; r < nsenders; r++) {
+			nd->hdrs[r] = calloc(1, sp_sg_hdr_bytes(sg));
+			nd->pay[r] = calloc(1, sp_sg_ring_bytes(sg));
+			sg->hdrs[r] = nd->hdrs[r];
+		}
+		nd->caplog = 1024;
+		nd->log = calloc(nd->caplog, sizeof(*nd->log));
+	}
+	return 0;
+}
+
+static inline void sim_free(struct sim *s)
+{
+	u32 i, r, a, b;
+
+	for (i = 0; i < s->n; i++) {
+		struct sim_node *nd = &s->node[i];
+
+		for (r = 0; r < s->n; r++)
+			free(nd->blocks[r]);
+		for (r = 0; r < nd->sg.nsenders; r++) {
+			free(nd->hdrs[r]);
+			free(nd->pay[r]);
+		}
+		free(nd->log);
+		sp_sg_destroy(&nd->sg);
+	}
+	for (a = 0; a < s->n; a++)
+		for (b = 0; b < s->n; b++)
+			while (s->q[a][b].head != s->q[a][b].tail) {
+				free(s->q[a][b].wr[s->q[a][b].head % SIM_QCAP].snap);
+				s->q[a][b].head++;
+			}
+}
+
+static inline u32 sim_qlen(struct sim *s, u32 a, u32 b)
+{
+	return s->q[a][b].tail - s->q[a][b].head;
+}
+
+/* execute the oldest write from a to b */
+static inline void sim_exec(struct sim *s, u32 a, u32 b)
+{
+	struct sim_q *q = &s->q[a][b];
+	struct sim_wr *w = &q->wr[q->head % SIM_QCAP];
+	struct sim_node *src = &s->node[a], *dst = &s->node[b];
+	s32 rank = src->sg.my_rank;
+
+	switch (w->kind) {
+	case SP_WR_PAYLOAD:
+		memcpy(dst->pay[rank] + w->offset, src->pay[rank] + w->offset, w->len);
+		break;
+	case SP_WR_HDR:
+		memcpy((u8 *)dst->hdrs[rank] + w->offset,
+		       (u8 *)src->hdrs[rank] + w->offset, w->len);
+		break;
+	case SP_WR_BLOCK:
+		memcpy(dst->blocks[a], w->snap, w->len);
+		free(w->snap);
+		break;
+	}
+	q->head++;
+}
+
+/* the producer of node i: reserve, fill, mark ready (or void) */
+static inline void sim_produce(struct sim *s, u32 i)
+{
+	struct sim_node *nd = &s->node[i];
+	struct sp_sg *sg = &nd->sg;
+	u32 k;
+
+	if (sg->my_rank < 0)
+		return;
+	if (nd->stall) {
+		nd->stall--;
+		return;
+	}
+	if (nd->pending_n) {	/* finish what was reserved last round */
+		for (k = 0; k < nd->pending_n; k++) {
+			u64 pos = nd->pending_first + k;
+			u8 *slot = nd->pay[sg->my_rank] + sp_sg_payload_offset(sg, pos);
+
+			if (s->void_pct && (int)sim_below(s, 100) < s->void_pct) {
+				if (sp_sg_void(sg, pos))
+					abort();
+				nd->voids++;
+				nd->to_send++;	/* still owes a real message */
+				continue;
+			}
+			{
+				u32 len = 4 + sim_below(s, sg->max_msg - 3);
+
+				sim_fill(slot, len, (u32)sg->my_rank, nd->tag++);
+				if (sp_sg_mark_ready(sg, pos, len))
+					abort();
+			}
+		}
+		nd->pending_n = 0;
+	}
+	if (nd->to_send) {
+		u32 want = 1 + sim_below(s, (u32)s->max_batch);
+
+		if (want > nd->to_send)
+			want = (u32)nd->to_send;
+		nd->pending_n = sp_sg_reserve(sg, want, &nd->pending_first);
+		nd->to_send -= nd->pending_n;
+	}
+}
+
+/* one pass of node i's predicate thread */
+static inline int sim_pass(struct sim *s, u32 i)
+{
+	struct sim_node *nd = &s->node[i];
+	struct sp_sg *sg = &nd->sg;
+	struct sp_desc d[64];
+	u32 n, k, m;
+	int ret, work = 0;
+
+	ret = sp_sg_receive(sg);
+	if (ret < 0) {
+		s->fault = ret;
+		return ret;
+	}
+	work += ret;
+	work += sp_sg_publish(sg);
+	do {
+		n = sp_sg_deliver(sg, d, 64);
+		for (k = 0; k < n; k++) {
+			struct sim_rec *rec;
+			const u8 *p = nd->pay[d[k].rank] + sp_sg_payload_offset(sg, d[k].pay_pos);
+
+			if (nd->nlog == nd->caplog) {
+				nd->caplog *= 2;
+				nd->log = realloc(nd->log, nd->caplog * sizeof(*nd->log));
+			}
+			rec = &nd->log[nd->nlog++];
+			rec->seq = d[k].seq;
+			rec->rank = d[k].rank;
+			rec->index = d[k].index;
+			rec->len = d[k].len;
+			if (sim_check(p, d[k].len, d[k].rank, &rec->tag)) {
+				fprintf(stderr, "node %u: corrupt payload rank %u index %llu\n",
+					i, d[k].rank, (unsigned long long)d[k].index);
+				s->fault = -EIO;
+				return -EIO;
+			}
+		}
+		work += (int)n;
+	} while (n == 64);
+	if (!nd->lazy || sim_below(s, 4) == 0) {
+		if (nd->released != nd->sg.dl_descs) {
+			nd->released = nd->sg.dl_descs;
+			work++;
+		}
+		sp_sg_release(sg, nd->released);
+	}
+	work += sp_sg_reclaim(sg);
+	for (m = 0; m < s->n; m++) {
+		struct sp_wr w[SP_EMIT_MAX];
+		u32 room, cnt;
+
+		if (m == i)
+			continue;
+		room = SIM_QCAP - sim_qlen(s, i, m);
+		if (room > 1 + sim_below(s, s->max_room))
+			room = 1 + sim_below(s, s->max_room);
+		cnt = sp_sg_emit(sg, m, room, w);
+		for (k = 0; k < cnt; k++) {
+			struct sim_q *q = &s->q[i][m];
+			struct sim_wr *qw = &q->wr[q->tail % SIM_QCAP];
+
+			qw->kind = (int)w[k].kind;
+			qw->offset = w[k].offset;
+			qw->len = w[k].len;
+			qw->snap = NULL;
+			if (w[k].kind == SP_WR_BLOCK) {
+				qw->snap = malloc(w[k].len);
+				memcpy(qw->snap, sg->blocks[i], w[k].len);
+			}
+			q->tail++;
+			nd->writes++;
+		}
+		work += (int)cnt;
+	}
+	return work;
+}
+
+/* run until nothing moves for a while; returns rounds run or -errno */
+static inline long sim_run(struct sim *s, long max_rounds)
+{
+	long round, idle = 0;
+
+	for (round = 0; round < max_rounds; round++) {
+		u32 i, a, b, k;
+		int work = 0;
+
+		for (i = 0; i < s->n; i++)
+			sim_produce(s, i);
+		for (i = 0; i < s->n; i++) {
+			int w = sim_pass(s, i);
+
+			if (w < 0)
+				return w;
+			work += w;
+		}
+		/* execute a random number of queued writes in random order */
+		for (k = 0; k < 4 * s->n * s->n; k++) {
+			a = sim_below(s, s->n);
+			b = sim_below(s, s->n);
+			if (a != b && sim_qlen(s, a, b)) {
+				sim_exec(s, a, b);
+				work++;
+			}
+		}
+		for (i = 0; i < s->n; i++)
+			work += s->node[i].to_send || s->node[i].pending_n ||
+				s->node[i].stall;
+		for (a = 0; a < s->n; a++)
+			for (b = 0; b < s->n; b++)
+				work += sim_qlen(s, a, b) != 0;
+		idle = work ? 0 : idle + 1;
+		if (idle > 3 * s->n + 10)
+			return round;
+	}
+	return round;
+}
+
+#endif /* SPINDLE_SIM_H */

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The multicast engine (kmod/proto/engine.c) on a simulated cluster
+ * (sim.h): total order, FIFO, no loss, duplicate or reorder, payload
+ * integrity, null-send liveness, quiescence, flow control, and rejection
+ * of what a faulty peer writes.
+ */
+#include "sim.h"
+#include "../../kmod/proto/order.h"
+#include "../ktap.h"
+
+#define SEEDS 12
+
+static const u32 all3[] = { 0, 1, 2 };
+static const u32 all4[] = { 0, 1, 2, 3 };
+
+/* every sender's tags 0..sent-1 delivered in order, exactly once */
+static int check_fifo(struct sim *s, u32 node, const u64 *expect, struct kt *_t)
+{
+	struct sim_node *nd = &s->node[node];
+	u32 next[SIM_MAX_NODES] = { 0 };
+	u64 i;
+	u32 r;
+
+	for (i = 0; i < nd->nlog; i++) {
+		const struct sim_rec *rec = &nd->log[i];
+
+		if (rec->tag != next[rec->rank]) {
+			TH_LOG("node %u: rank %u tag %u, expected %u", node,
+			       rec->rank, rec->tag, next[rec->rank]);
+			return -1;
+		}
+		next[rec->rank]++;
+	}
+	for (r = 0; r < nd->sg.nsenders; r++)
+		if (next[r] != expect[r]) {
+			TH_LOG("node %u: rank %u delivered %u of %llu", node, r,
+			       next[r], (unsigned long long)expect[r]);
+			return -1;
+		}
+	(void)_t;
+	return 0;
+}
+
+/* all logs identical; seq strictly increasing and round-robin */
+static int check_total_order(struct sim *s, struct kt *_t)
+{
+	struct sim_node *n0 = &s->node[0];
+	u32 i;
+	u64 k;
+
+	for (k = 0; k < n0->nlog; k++) {
+		const struct sim_rec *rec = &n0->log[k];
+
+		if (rec->seq != sp_seq(rec->rank, rec->index, n0->sg.nsenders) ||
+		    (k && rec->seq <= n0->log[k - 1].seq)) {
+			TH_LOG("node 0: entry %llu breaks round-robin order",
+			       (unsigned long long)k);
+			return -1;
+		}
+	}
+	for (i = 1; i < s->n; i++) {
+		struct sim_node *nd = &s->node[i];
+
+		if (nd->nlog != n0->nlog) {
+			TH_LOG("node %u delivered %llu, node 0 %llu", i,
+			       (unsigned long long)nd->nlog,
+			       (unsigned long long)n0->nlog);
+			return -1;
+		}
+		for (k = 0; k < nd->nlog; k++)
+			if (memcmp(&nd->log[k], &n0->log[k], sizeof(nd->log[k]))) {
+				TH_LOG("node %u differs from node 0 at %llu", i,
+				       (unsigned long long)k);
+				return -1;
+			}
+	}
+	(void)_t;
+	return 0;
+}
+
+/* run a whole stream; per-sender message counts in @count (by member id) */
+static int run_stream(struct kt *_t, u32 n, const u32 *senders, u32 ns, u32 mode,
+		      u32 window, u32 max_msg, const u64 *count, u64 seed,
+		      int void_pct, int lazy)
+{
+	static struct sim s;
+	u64 expect[SIM_MAX_NODES] = { 0 };
+	long rounds;
+	u32 i, r;
+	int ret = -1;
+
+	if (sim_init(&s, n, senders, ns, mode, window, max_msg, seed))
+		return -1;
+	s.void_pct = void_pct;
+	for (r = 0; r < ns; r++) {
+		s.node[senders[r]].to_send = count[r];
+		expect[r] = count[r];
+	}
+	for (i = 0; i < n; i++)
+		s.node[i].lazy = lazy;
+	rounds = sim_run(&s, 200000);
+	if (rounds < 0) {
+		TH_LOG("seed %llu: engine fault %ld (member %d: %s)",
+		       (unsigned long long)seed, rounds,
+		       s.node[0].sg.fault_member, s.node[0].sg.fault_what);
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (check_fifo(&s, i, expect, _t))
+			goto out;
+	if (mode == SP_MODE_ORDERED && check_total_order(&s, _t))
+		goto out;
+	ret = 0;
+out:
+	sim_free(&s);
+	return ret;
+}
+
+TEST(ordered_all_senders)
+{
+	u64 cnt[3] = { 300, 300, 300 };
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++)
+		ASSERT_EQ(run_stream(_t, 3, all3, 3, SP_MODE_ORDERED, 8, 64, cnt, seed, 0, 0), 0);
+}
+
+TEST(ordered_uneven_senders_need_nulls)
+{
+	u64 cnt[4] = { 400, 3, 0, 150 };
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++)
+		ASSERT_EQ(run_stream(_t, 4, all4, 4, SP_MODE_ORDERED, 5, 32, cnt, seed, 0, 0), 0);
+}
+
+TEST(ordered_half_and_one_sender)
+{
+	static const u32 half[] = { 1, 3 };
+	static const u32 one[] = { 2 };
+	u64 cnt[2] = { 250, 250 };
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++) {
+		ASSERT_EQ(run_stream(_t, 4, half, 2, SP_MODE_ORDERED, 7, 100, cnt, seed, 0, 0), 0);
+		ASSERT_EQ(run_stream(_t, 4, one, 1, SP_MODE_ORDERED, 7, 100, cnt, seed, 0, 0), 0);
+	}
+}
+
+TEST(window_of_one)
+{
+	u64 cnt[3] = { 60, 40, 80 };
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++)
+		ASSERT_EQ(run_stream(_t, 3, all3, 3, SP_MODE_ORDERED, 1, 16, cnt, seed, 0, 0), 0);
+}
+
+TEST(unordered_fifo_per_sender)
+{
+	u64 cnt[4] = { 200, 0, 90, 300 };
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++)
+		ASSERT_EQ(run_stream(_t, 4, all4, 4, SP_MODE_UNORDERED, 6, 48, cnt, seed, 0, 0), 0);
+}
+
+TEST(abandoned_reservations_become_nulls)
+{
+	u64 cnt[3] = { 200, 200, 200 };
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++) {
+		ASSERT_EQ(run_stream(_t, 3, all3, 3, SP_MODE_ORDERED, 6, 40, cnt, seed, 20, 0), 0);
+		ASSERT_EQ(run_stream(_t, 3, all3, 3, SP_MODE_UNORDERED, 6, 40, cnt, seed, 20, 0), 0);
+	}
+}
+
+TEST(slow_consumers_hold_senders_back)
+{
+	u64 cnt[3] = { 300, 300, 300 };
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++)
+		ASSERT_EQ(run_stream(_t, 3, all3, 3, SP_MODE_ORDERED, 4, 24, cnt, seed, 0, 1), 0);
+}
+
+TEST(single_node_group)
+{
+	static const u32 one[] = { 0 };
+	u64 cnt[1] = { 500 };
+
+	ASSERT_EQ(run_stream(_t, 1, one, 1, SP_MODE_ORDERED, 3, 8, cnt, 7, 10, 0), 0);
+	ASSERT_EQ(run_stream(_t, 1, one, 1, SP_MODE_UNORDERED, 3, 8, cnt, 7, 0, 1), 0);
+}
+
+/*
+ * A sender that stops must not stall the others: with sender 1 stalled for
+ * the whole run, the others' messages are all delivered, in order, at every
+ * node, carried past it by its nulls.
+ */
+TEST(stalled_sender_does_not_stall_others)
+{
+	static struct sim s;
+	u64 want = 0;
+	u32 i;
+
+	ASSERT_EQ(sim_init(&s, 3, all3, 3, SP_MODE_ORDERED, 4, 32, 99), 0);
+	s.node[0].to_send = 200;
+	s.node[2].to_send = 200;
+	s.node[1].to_send = 1;
+	s.node[1].stall = 1000000;
+	sim_run(&s, 5000);
+	for (i = 0; i < 3; i++) {
+		want = s.node[i].nlog;
+		EXPECT_EQ(want, 400);
+	}
+	EXPECT_GT(s.node[1].sg.stats.nulls_sent, 100);
+	sim_free(&s);
+}
+
+/* With nothing to send, nothing is written: no nulls, no counter pushes. */
+TEST(quiescent_when_senders_stop)
+{
+	static struct sim s;
+	u64 writes[3], nulls[3];
+	u32 i;
+
+	ASSERT_EQ(sim_init(&s, 3, all3, 3, SP_MODE_ORDERED, 8, 32, 5), 0);
+	s.node[0].to_send = 100;
+	s.node[2].to_send = 37;
+	ASSERT_GE(sim_run(&s, 100000), 0);
+	for (i = 0; i < 3; i++) {
+		writes[i] = s.node[i].writes;
+		nulls[i] = s.node[i].sg.stats.nulls_sent;
+		EXPECT_EQ(s.node[i].nlog, 137);
+	}
+	sim_run(&s, 500);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(s.node[i].writes, writes[i]);
+		EXPECT_EQ(s.node[i].sg.stats.nulls_sent, nulls[i]);
+	}
+	/* and a burst later is delivered */
+	s.node[1].to_send = 5;
+	ASSERT_GE(sim_run(&s, 100000), 0);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(s.node[i].nlog, 142);
+	sim_free(&s);
+}
+
+/* Batching: under load a publish covers many messages, a null run is one header. */
+TEST(batches_and_null_runs)
+{
+	static struct sim s;
+	u32 i;
+
+	ASSERT_EQ(sim_init(&s, 3, all3, 3, SP_MODE_ORDERED, 64, 16, 3), 0);
+	s.max_batch = 32;
+	s.max_room = 64;
+	s.node[0].to_send = 3000;
+	ASSERT_GE(sim_run(&s, 100000), 0);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(s.node[i].nlog, 3000);
+	/* one sender: others owe nulls, sent as runs of more than one */
+	EXPECT_GT(s.node[1].sg.stats.nulls_sent, 2 * s.node[1].sg.stats.null_hdrs);
+	EXPECT_LT(s.node[0].sg.stats.publish_batches, 3000 / 4);
+	/*
+	 * Sending each message on its own costs 3 writes per peer (payload,
+	 * header, counter): 6 per message here.  Batched, under one.
+	 */
+	EXPECT_LT(s.node[0].writes, 3000);
+	sim_free(&s);
+}
+
+/* ---- what a faulty or hostile peer writes ---- */
+
+static void hostile_setup(struct sim *s, struct kt *_t)
+{
+	ASSERT_EQ(sim_init(s, 3, all3, 3, SP_MODE_ORDERED, 4, 32, 11), 0);
+	s->node[1].to_send = 3;
+	ASSERT_GE(sim_run(s, 10000), 0);
+	ASSERT_EQ(s->node[0].nlog, 3);
+}
+
+TEST(hostile_header_length_over_max)
+{
+	static struct sim s;
+	struct sim_node *v = &s.node[0];
+
+	hostile_setup(&s, _t);
+	/* node 1 publishes a header claiming more than max_msg */
+	v->hdrs[1][3 % v->sg.hdr_slots].len = cpu_to_le32(33);
+	v->hdrs[1][3 % v->sg.hdr_slots].kind = cpu_to_le16(SP_HDR_DATA);
+	v->blocks[1]->hdr_pub = cpu_to_le64(4);
+	EXPECT_EQ(sp_sg_receive(&v->sg), -EPROTO);
+	EXPECT_EQ(v->sg.fault_member, 1);
+	EXPECT_EQ(v->nlog, 3);
+	/* and it stays faulty */
+	EXPECT_EQ(sp_sg_receive(&v->sg), -EPROTO);
+	sim_free(&s);
+}
+
+TEST(hostile_null_count_over_window)
+{
+	static struct sim s;
+	struct sim_node *v = &s.node[2];
+
+	hostile_setup(&s, _t);
+	v->hdrs[1][3].kind = cpu_to_le16(SP_HDR_NULLS);
+	v->hdrs[1][3].count = cpu_to_le16(5);
+	v->hdrs[1][3].len = 0;
+	v->blocks[1]->hdr_pub = cpu_to_le64(4);
+	EXPECT_EQ(sp_sg_receive(&v->sg), -EPROTO);
+	EXPECT_EQ(v->sg.fault_member, 1);
+	sim_free(&s);
+}
+
+TEST(hostile_unknown_header_kind)
+{
+	static struct sim s;
+	struct sim_node *v = &s.node[0];
+
+	hostile_setup(&s, _t);
+	v->hdrs[1][3].kind = cpu_to_le16(9);
+	v->blocks[1]->hdr_pub = cpu_to_le64(4);
+	EXPECT_EQ(sp_sg_receive(&v->sg), -EPROTO);
+	sim_free(&s);
+}
+
+TEST(hostile_counters_backwards_or_jumping)
+{
+	static struct sim s;
+
+	hostile_setup(&s, _t);
+	s.node[0].blocks[1]->hdr_pub = cpu_to_le64(1);		/* was 3 */
+	EXPECT_EQ(sp_sg_receive(&s.node[0].sg), -EPROTO);
+	s.node[2].blocks[1]->hdr_pub = cpu_to_le64(3 + (1ULL << 63));
+	EXPECT_EQ(sp_sg_receive(&s.node[2].sg), -EPROTO);
+	EXPECT_EQ(s.node[2].sg.fault_member, 1);
+	sim_free(&s);
+
+	hostile_setup(&s, _t);
+	/* more headers than the ring can hold without overwriting undelivered ones */
+	s.node[0].blocks[1]->hdr_pub = cpu_to_le64(3 + 2 * 4 + 1);
+	EXPECT_EQ(sp_sg_receive(&s.node[0].sg), -EPROTO);
+	sim_free(&s);
+
+	hostile_setup(&s, _t);
+	s.node[0].blocks[2]->recv_seq = 0;			/* was > 0 */
+	EXPECT_EQ(sp_sg_receive(&s.node[0].sg), -EPROTO);
+	EXPECT_EQ(s.node[0].sg.fault_member, 2);
+	sim_free(&s);
+}
+
+TEST(hostile_release_of_unsent_messages)
+{
+	static struct sim s;
+	__le64 *rel;
+
+	hostile_setup(&s, _t);
+	/* node 0 claims to have released more of node 1's messages than exist */
+	rel = &s.node[1].blocks[0]->v[3 + 1];
+	*rel = cpu_to_le64(1000);
+	EXPECT_EQ(sp_sg_receive(&s.node[1].sg), -EPROTO);
+	EXPECT_EQ(s.node[1].sg.fault_member, 0);
+	sim_free(&s);
+}
+
+TEST(producer_misuse_rejected)
+{
+	static struct sim s;
+	struct sp_sg *sg;
+	u64 first;
+
+	ASSERT_EQ(sim_init(&s, 2, all3, 2, SP_MODE_ORDERED, 4, 32, 1), 0);
+	sg = &s.node[0].sg;
+	EXPECT_EQ(sp_sg_mark_ready(sg, 0, 1), -EINVAL);	/* not reserved */
+	EXPECT_EQ(sp_sg_reserve(sg, 10, &first), 4);		/* window caps it */
+	EXPECT_EQ(first, 0);
+	EXPECT_EQ(sp_sg_reserve(sg, 1, &first), 0);
+	EXPECT_EQ(sp_sg_mark_ready(sg, 0, 33), -EMSGSIZE);
+	EXPECT_EQ(sp_sg_mark_ready(sg, 0, 32), 0);
+	EXPECT_EQ(sp_sg_mark_ready(sg, 0, 32), -EINVAL);	/* twice */
+	EXPECT_EQ(sp_sg_mark_ready(sg, 4, 1), -EINVAL);	/* beyond */
+	EXPECT_EQ(sp_sg_void(sg, 1), 0);
+	EXPECT_EQ(sp_sg_void(sg, 1), -EINVAL);
+	EXPECT_EQ(sp_sg_free_slots(sg), 0);
+	sim_free(&s);
+}
