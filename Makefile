@@ -34,6 +34,13 @@ PROTO_SRCS := $(wildcard kmod/proto/*.c)
 ST_SRCS := $(wildcard selftests/guest/*.c)
 ST_BINS := $(patsubst selftests/guest/%.c,$(ST)/%,$(ST_SRCS))
 
+LIB := $(O_BUILD)/lib
+LIBSPINDLE_SRCS := userspace/lib/libspindle.c
+LIBSPINDLE_OBJ := $(LIB)/libspindle.o
+LIBSPINDLE_PIC := $(LIB)/libspindle.pic.o
+BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
+TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat
+
 .PHONY: all module userspace selftests unit check clean help
 
 all: module userspace selftests
@@ -44,13 +51,35 @@ help:
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 SPINDLE_WERROR=$(or $(SPINDLE_WERROR),1) modules
 
-userspace:
+userspace: $(TOOLS) $(LIB)/libspindle.a $(LIB)/libspindle.so
+
+$(LIBSPINDLE_OBJ): $(LIBSPINDLE_SRCS) userspace/lib/libspindle.h uapi/linux/spindle.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
+
+$(LIBSPINDLE_PIC): $(LIBSPINDLE_SRCS) userspace/lib/libspindle.h uapi/linux/spindle.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -fPIC -c -o $@ $<
+
+$(LIB)/libspindle.a: $(LIBSPINDLE_OBJ)
+	$(AR) rcs $@ $^
+
+$(LIB)/libspindle.so: $(LIBSPINDLE_PIC)
+	$(CC) -shared -Wl,-soname,libspindle.so.1 -o $@ $^
+
+$(BIN)/spindlectl: userspace/tools/spindlectl.c $(LIB)/libspindle.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(LIB)/libspindle.a
+
+$(BIN)/spindle-%: userspace/bench/spindle-%.c $(BENCH_COMMON) $(LIB)/libspindle.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< userspace/bench/common.c $(LIB)/libspindle.a -lpthread
 
 selftests: $(ST_BINS)
 
-$(ST)/%: selftests/guest/%.c selftests/ktap.h uapi/linux/spindle.h
+$(ST)/%: selftests/guest/%.c selftests/ktap.h uapi/linux/spindle.h $(LIB)/libspindle.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -o $@ $< -lpthread
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(LIB)/libspindle.a -lpthread
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done

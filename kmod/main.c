@@ -52,6 +52,9 @@ static void spindle_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct spindle_ibdev *d, *tmp;
 
+	/* groups on the device go first: the RDMA core waits for their ids */
+	spindle_group_remove_device(ibdev);
+
 	mutex_lock(&spindle_devices_lock);
 	list_for_each_entry_safe(d, tmp, &spindle_devices, node) {
 		if (d->ibdev != ibdev)
@@ -116,6 +119,12 @@ static long spindle_ctl_ioctl(struct file *file, unsigned int cmd,
 	switch (cmd) {
 	case SPINDLE_CTL_VERSION:
 		return spindle_ctl_version(uarg);
+	case SPINDLE_CTL_UP:
+		return spindle_ctl_up(uarg);
+	case SPINDLE_CTL_DOWN:
+		return spindle_ctl_down(uarg);
+	case SPINDLE_CTL_GROUP_INFO:
+		return spindle_ctl_group_info(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -139,25 +148,44 @@ static int __init spindle_init(void)
 {
 	int ret;
 
+	ret = spindle_sgdev_init();
+	if (ret) {
+		pr_err("cannot register subgroup devices: %d\n", ret);
+		return ret;
+	}
 	ret = ib_register_client(&spindle_ib_client);
 	if (ret) {
 		pr_err("ib_register_client failed: %d\n", ret);
-		return ret;
+		goto sgdev;
 	}
 	ret = misc_register(&spindle_ctl_dev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", spindle_ctl_dev.name, ret);
-		ib_unregister_client(&spindle_ib_client);
-		return ret;
+		goto client;
 	}
 	pr_info("loaded, ABI %d\n", SPINDLE_ABI_VERSION);
 	return 0;
+client:
+	ib_unregister_client(&spindle_ib_client);
+sgdev:
+	spindle_sgdev_exit();
+	return ret;
 }
 
 static void __exit spindle_exit(void)
 {
+	struct spindle_group *g, *tmp;
+
 	misc_deregister(&spindle_ctl_dev);
+	/* open /dev/spindleN files pin the module, so none is open here */
+	mutex_lock(&spindle_groups_lock);
+	list_for_each_entry_safe(g, tmp, &spindle_groups, node) {
+		list_del(&g->node);
+		spindle_group_down(g, 1000);
+	}
+	mutex_unlock(&spindle_groups_lock);
 	ib_unregister_client(&spindle_ib_client);
+	spindle_sgdev_exit();
 	pr_info("unloaded\n");
 }
 

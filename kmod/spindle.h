@@ -1,6 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Spindle internal declarations shared by the files of spindle.ko.
+ *
+ * Objects and their lifetimes:
+ *
+ *   spindle_group	one per SPINDLE_CTL_UP; on the global list until
+ *			torn down.  Owns the PD, the CQ, the listener, the
+ *			peers, the predicate kthread and the memory regions.
+ *   spindle_peer	one per other member: its rdma_cm id and RC QP, the
+ *			MRs it writes into or we write from, the keys it gave.
+ *   spindle_sg		one per subgroup this node is in: the protocol engine
+ *			(kmod/proto/engine.c), its consumers and /dev/spindleN.
+ *			Reference counted: open files outlive the group.
+ *   spindle_region	page-aligned vmalloc_user memory, DMA-mapped for the
+ *			group's device.  Reference counted: mmaps outlive it.
+ *
+ * Locks, outermost first:
+ *   spindle_groups_lock (mutex)	the group list; control operations
+ *   group->peer_lock (spinlock)	peer state changes from the CM
+ *   sg->lock (spinlock)		the engine's producer state
+ *   sg->cons_lock (spinlock)		the consumer list
+ * The predicate kthread is the only one that polls the CQ, runs the
+ * engine's predicates and posts writes; it posts after dropping every lock.
  */
 #ifndef SPINDLE_INTERNAL_H
 #define SPINDLE_INTERNAL_H
@@ -8,15 +29,281 @@
 #include <linux/types.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/kref.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/socket.h>
+#include <linux/scatterlist.h>
+#include <linux/device.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
-/* One RDMA device the module has seen through its ib_client. */
+#include <linux/spindle.h>
+#include "spindle_kapi.h"
+#include "proto/config.h"
+#include "proto/engine.h"
+#include "proto/layout.h"
+
+#define SPINDLE_PROTO_VERSION	1
+#define SPINDLE_CM_MAGIC	0x53504e44	/* "SPND" */
+#define SPINDLE_SQ_DEPTH	512
+#define SPINDLE_SIGNAL_EVERY	64
+#define SPINDLE_RQ_DEPTH	8
+#define SPINDLE_MSG_BUF		4096		/* hello fragments */
+#define SPINDLE_MAX_MINORS	256
+
+/* ---- memory regions (region.c) ---- */
+
+struct spindle_region {
+	struct kref ref;
+	void *vaddr;			/* vmalloc_user: zeroed, mappable */
+	size_t size;			/* whole pages */
+	struct ib_device *ibdev;	/* DMA-mapped for it while non-NULL */
+	u32 nchunks;			/* one MR covers one chunk */
+	u32 chunk_bytes;
+	struct sg_table *sgts;		/* [nchunks], DMA-mapped */
+};
+
+/* One set of MRs over a region: local (source) or remote-writable. */
+struct spindle_mrset {
+	struct spindle_region *reg;
+	u32 n;
+	int access;
+	struct ib_mr **mrs;		/* [n], one per region chunk */
+};
+
+/* Where a peer told us to write (from its hello). */
+struct spindle_rchunk {
+	u64 iova;
+	u32 rkey;
+	u32 len;
+};
+
+struct spindle_rregion {
+	u64 size;
+	u32 n;
+	struct spindle_rchunk *chunks;
+};
+
+struct spindle_region *spindle_region_alloc(size_t size);
+void spindle_region_put(struct spindle_region *reg);
+int spindle_region_dma_map(struct spindle_region *reg, struct ib_device *ibdev,
+			   u32 max_pages);
+void spindle_region_dma_unmap(struct spindle_region *reg);
+int spindle_mrset_init(struct spindle_mrset *set, struct spindle_region *reg,
+		       struct ib_pd *pd, int access);
+void spindle_mrset_destroy(struct spindle_mrset *set);
+u32 spindle_mrset_reg_wrs(struct spindle_mrset *set, struct ib_reg_wr *wrs,
+			  struct ib_cqe *cqe);
+u32 spindle_mrset_sge(const struct spindle_mrset *set, u64 off, u32 len,
+		      struct ib_sge *sge);
+u32 spindle_rregion_addr(const struct spindle_rregion *rr, u64 off, u32 len,
+			 u64 *addr, u32 *rkey);
+void spindle_rregion_free(struct spindle_rregion *rr);
+
+/* ---- peers (conn.c) ---- */
+
+/* rdma_cm contexts start with this so one handler can tell them apart. */
+enum spindle_cm_kind { SPINDLE_CM_LISTEN, SPINDLE_CM_PEER };
+
+struct spindle_cm_ctx {
+	enum spindle_cm_kind kind;
+	struct spindle_group *g;
+};
+
+struct spindle_rxbuf {
+	struct ib_cqe cqe;
+	struct spindle_peer *peer;
+	void *buf;
+	u64 dma;
+};
+
+struct spindle_sig {
+	struct ib_cqe cqe;
+	struct spindle_peer *peer;
+	u64 upto;			/* sq_posted when this WR was posted */
+};
+
+struct spindle_peer {
+	struct spindle_cm_ctx ctx;
+	struct spindle_group *g;
+	u32 idx;			/* member index in the configuration */
+	u32 id;				/* member id */
+	struct sockaddr_storage addr;
+	bool active;			/* we connect, it accepts */
+	int state;			/* enum spindle_peer_state (peer_lock) */
+	u32 connects;
+	struct rdma_cm_id *cm_id;	/* current connection, or NULL */
+	struct ib_qp *qp;
+	struct delayed_work connect_work;
+	struct rdma_cm_id *dead_id;	/* failed attempt, destroyed by the work */
+	struct ib_qp *dead_qp;
+
+	/* send queue accounting: the kthread only, once READY */
+	u64 sq_posted;
+	u64 sq_acked;
+	struct spindle_sig *sigs;	/* [SPINDLE_SQ_DEPTH / SPINDLE_SIGNAL_EVERY + 2] */
+	u32 nsigs;
+	u32 sig_next;
+	struct ib_cqe err_cqe;		/* unsignaled WRs: only errors complete */
+
+	/* the writes of one predicate pass, posted as one chain */
+	struct ib_rdma_wr *chain;
+	struct ib_sge *chain_sge;
+	u32 chain_len;
+	u32 chain_cap;
+	u32 split_max;			/* most WRs one engine write becomes */
+
+	/* MRs: ours for writing from, its for writing into us */
+	struct spindle_mrset l_meta;
+	struct spindle_mrset l_pay[SP_MAX_SUBGROUPS];
+	struct spindle_mrset l_stage;
+	struct spindle_mrset r_meta;	/* over in_meta[idx] */
+	struct spindle_mrset r_pay[SP_MAX_SUBGROUPS];
+	struct spindle_region *stage;	/* snapshots of blocks being pushed */
+	u32 stage_entry;
+
+	/* key exchange */
+	void *hello;
+	u64 hello_dma;
+	struct spindle_sig hello_sig;
+	struct spindle_rxbuf rx[SPINDLE_RQ_DEPTH];
+	void *hello_ents;		/* accumulating fragments */
+	bool hello_sent;		/* ours is posted (CM context) */
+	bool hello_done;		/* theirs arrived and checked (kthread) */
+	u32 hello_total;
+	u32 hello_got;
+	struct spindle_rregion w_meta;		/* where we write: its in_meta[me] */
+	struct spindle_rregion w_pay[SP_MAX_SUBGROUPS];
+};
+
+/* ---- subgroups (sg.c, sgdev.c) ---- */
+
+struct spindle_consumer {
+	struct list_head node;		/* on sg->consumers */
+	struct spindle_sg *sg;
+	const struct spindle_consumer_ops *ops;
+	void *priv;
+	atomic64_t released;		/* absolute descriptor count */
+	u64 given;			/* absolute count handed to it */
+};
+
+struct spindle_sg {
+	struct kref ref;
+	struct spindle_group *g;	/* NULL once the group is gone */
+	u32 index;			/* in the configuration */
+	u32 id;
+	u32 group_id;
+	u32 self_id;
+	int state;			/* enum spindle_group_state */
+	int minor;
+	struct device *dev;
+	struct sp_sg eng;
+	struct sp_sg_cfg cfg;
+	spinlock_t lock;		/* producer state of eng */
+	wait_queue_head_t send_wq;	/* free slots, state changes */
+	wait_queue_head_t recv_wq;	/* deliveries, state changes */
+
+	spinlock_t cons_lock;
+	struct list_head consumers;
+	u32 nconsumers;
+	struct spindle_msg *batch;	/* [log_size], the kthread only */
+	struct sp_desc *descs;		/* [log_size], the kthread only */
+
+	struct spindle_region *pay[SP_MAX_MEMBERS];	/* by sender rank */
+	u32 rank_id[SP_MAX_MEMBERS];	/* member id of each rank */
+	u32 member_idx[SP_MAX_MEMBERS];	/* group member index by sg position */
+
+	/* counters kept outside the engine */
+	u64 writes_posted;
+	u64 bytes_posted;
+	atomic64_t pending_release;	/* bumped by consumers: recompute */
+};
+
+int spindle_sg_state(struct spindle_sg *sg);
+int spindle_state_errno(int state);
+void spindle_sg_kick(struct spindle_sg *sg);
+
+/* sgdev.c */
+int spindle_sgdev_init(void);
+void spindle_sgdev_exit(void);
+int spindle_sgdev_add(struct spindle_sg *sg);
+void spindle_sgdev_del(struct spindle_sg *sg);
+
+/* ---- groups (group.c) ---- */
+
+struct spindle_group {
+	struct list_head node;		/* on spindle_groups */
+	u32 id;
+	struct sp_group_cfg cfg;
+	u32 me;				/* my member index */
+	u32 cfg_hash;
+	int state;			/* enum spindle_group_state */
+	s32 fault_member;		/* member id whose writes we rejected */
+	struct spindle_cm_ctx listen_ctx;
+	struct rdma_cm_id *listen_id;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	spinlock_t peer_lock;
+	struct spindle_peer *peers[SP_MAX_MEMBERS];	/* by member index */
+	u32 npeers_ready;
+	struct spindle_sg *sgs[SP_MAX_SUBGROUPS];	/* by config index */
+	struct sp_meta_layout layout[SP_MAX_MEMBERS];	/* by member index */
+	struct spindle_region *out_meta;
+	struct spindle_region *in_meta[SP_MAX_MEMBERS];
+	struct spindle_region *in_pay[SP_MAX_MEMBERS][SP_MAX_SUBGROUPS];
+	struct spindle_region *out_pay[SP_MAX_SUBGROUPS];
+
+	struct task_struct *thread;
+	atomic_t doorbell;
+	bool stopping;			/* teardown: stop publishing */
+	u64 busy_ns;
+	u64 idle_ns;
+};
+
+extern struct mutex spindle_groups_lock;
+extern struct list_head spindle_groups;
+
+int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
+		     struct spindle_group **out);
+void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms);
+struct spindle_group *spindle_group_find(u32 id);
+void spindle_group_fail(struct spindle_group *g, s32 member_idx,
+			const char *why);
+void spindle_group_remove_device(struct ib_device *ibdev);
+void spindle_ring_doorbell(struct spindle_group *g);
+void spindle_group_check_active(struct spindle_group *g);
+
+/* conn.c */
+int spindle_listen(struct spindle_group *g, struct sockaddr_storage *self);
+int spindle_peer_init(struct spindle_group *g, u32 idx);
+void spindle_peer_start(struct spindle_peer *peer);
+void spindle_peer_destroy(struct spindle_peer *peer);
+void spindle_peer_free(struct spindle_peer *peer);
+int spindle_peer_make_ready(struct spindle_peer *peer);
+void spindle_peer_lost(struct spindle_peer *peer, const char *why);
+int spindle_cm_handler_entry(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+int spindle_peer_process_hello(struct spindle_peer *peer, void *buf, u32 len);
+void spindle_peer_post_recv(struct spindle_peer *peer, struct spindle_rxbuf *rx);
+void spindle_member_sockaddr(const struct sp_member_cfg *m,
+			     struct sockaddr_storage *ss);
+
+/* xmit.c: the predicate kthread and posting */
+int spindle_thread_fn(void *data);
+bool spindle_peer_ready(struct spindle_peer *peer);
+u32 spindle_peer_room(const struct spindle_peer *peer);
+void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
+			const struct sp_wr *w);
+int spindle_peer_flush(struct spindle_peer *peer);
+
+/* main.c */
 struct spindle_ibdev {
 	struct list_head node;		/* on spindle_devices */
 	struct ib_device *ibdev;
 };
 
-/* main.c */
 extern struct mutex spindle_devices_lock;
 extern struct list_head spindle_devices;
 unsigned int spindle_nr_devices(void);
@@ -27,5 +314,10 @@ unsigned int spindle_nr_devices(void);
  */
 int spindle_copy_arg(void *dst, size_t ksize, size_t min_size,
 		     const void __user *uarg);
+
+/* ctl.c */
+long spindle_ctl_up(void __user *uarg);
+long spindle_ctl_down(void __user *uarg);
+long spindle_ctl_group_info(void __user *uarg);
 
 #endif /* SPINDLE_INTERNAL_H */

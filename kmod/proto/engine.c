@@ -67,7 +67,7 @@ int sp_sg_init(struct sp_sg *sg, const struct sp_group_cfg *cfg, u32 sg_index)
 	sg->nmembers = c->nmembers;
 	sg->nsenders = c->nsenders;
 	sg->window = c->window;
-	sg->hdr_slots = 2 * c->window;
+	sg->hdr_slots = sp_hdr_slots(c->window);
 	sg->max_msg = c->max_msg;
 	sg->slot_size = sp_sg_slot_size(c);
 	sg->mode = c->mode;

@@ -62,6 +62,14 @@ struct sp_block {
 
 #define SP_BLOCK_FIXED	32
 
+/* Header ring entries per sender: a data header per slot, and room for as
+ * many null runs between them.
+ */
+static inline u32 sp_hdr_slots(u32 window)
+{
+	return 2 * window;
+}
+
 static inline u32 sp_block_size(u32 nsenders)
 {
 	return ALIGN(SP_BLOCK_FIXED + 16 * nsenders, 64);

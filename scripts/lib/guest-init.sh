@@ -71,11 +71,13 @@ stage1() {
 
 	opts=trans=virtio,version=9p2000.L,msize=262144
 	mount -t 9p -o "$opts" out /out || fail "cannot mount the out folder"
+	mkdir -p /shared
+	mount -t 9p -o "$opts" shared /shared || fail "cannot mount the shared folder"
 	errfile=/out/.error
 	[ -r /out/.spindle ] || fail "no .spindle in the out folder"
 	# shellcheck source=/dev/null
 	. /out/.spindle
-	: "${repo:?}" "${SPINDLE_OUT:?}"
+	: "${repo:?}" "${SPINDLE_OUT:?}" "${SPINDLE_SHARED:?}"
 
 	# The host's root does not change under a run: let the guest cache it.
 	mount -t 9p -o "$opts,ro,cache=loose" host /host ||
@@ -106,6 +108,9 @@ stage1() {
 		fail "cannot mount the out folder on $SPINDLE_OUT"
 	fi
 	errfile=$r$SPINDLE_OUT/.error
+	if ! { mkdir -p "$r$SPINDLE_SHARED" && mount -o move /shared "$r$SPINDLE_SHARED"; }; then
+		fail "cannot mount the shared folder on $SPINDLE_SHARED"
+	fi
 
 	# busybox's applets come last in stage 2's PATH: they stand in for
 	# tools the host lacks (ping, nc...).
@@ -142,7 +147,7 @@ stage2() {
 	# shellcheck source=/dev/null
 	. "$SPINDLE_OUT/.spindle"
 	: "${addr:?}" "${repo:?}" "${timeout:?}"
-	export SPINDLE_NODE SPINDLE_NODES SPINDLE_ADDRS SPINDLE_OUT
+	export SPINDLE_NODE SPINDLE_NODES SPINDLE_ADDRS SPINDLE_OUT SPINDLE_SHARED
 
 	modprobe -a virtio_net crc32_generic rdma_rxe ib_core rdma_cm \
 		ib_uverbs rdma_ucm || fail "modprobe failed"

@@ -31,3 +31,36 @@ spindle_unload() {
 dmesg_clean() {
 	! dmesg | grep -E 'BUG:|WARNING:|Oops|KASAN|UBSAN|general protection|unreferenced object|possible (circular|recursive) locking' >&2
 }
+
+# barrier NAME: wait (up to 120 s) until every guest of the run reached
+# NAME, through the folder all guests share.  One guest: no wait.
+barrier() {
+	[ "${SPINDLE_NODES:-1}" -le 1 ] && return 0
+	_d=${SPINDLE_SHARED:?}/barrier.$1
+	mkdir -p "$_d" && : >"$_d/${SPINDLE_NODE:?}" || return 1
+	_i=0
+	while [ "$(ls "$_d" | wc -l)" -lt "$SPINDLE_NODES" ]; do
+		_i=$((_i + 1))
+		[ $_i -gt 600 ] && { echo "barrier $1: timed out" >&2; return 1; }
+		sleep 0.2
+	done
+}
+
+# gen_config FILE GROUP PORT SUBGROUP-LINE...: a configuration of all the
+# guests (member K at the K-th address of SPINDLE_ADDRS), self = this guest.
+gen_config() {
+	_f=$1 _g=$2 _p=$3
+	shift 3
+	{
+		echo "group $_g"
+		echo "self ${SPINDLE_NODE:-0}"
+		_k=0
+		for _a in ${SPINDLE_ADDRS:-127.0.0.1}; do
+			echo "member $_k $_a:$_p"
+			_k=$((_k + 1))
+		done
+		for _l in "$@"; do
+			echo "$_l"
+		done
+	} >"$_f"
+}

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Control operations on /dev/spindle_ctl: group up, down and info.
+ * Every field that comes in is checked before anything is allocated for
+ * it; a rejected configuration is logged with the name of the field, and
+ * the field's code and index go back to the caller.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
+#include <net/route.h>
+
+#include "spindle.h"
+
+static_assert((int)SPINDLE_CFG_E_GROUP_ID == (int)SP_CFG_E_GROUP_ID);
+static_assert((int)SPINDLE_CFG_E_SG_SENDER == (int)SP_CFG_E_SG_SENDER);
+static_assert(SPINDLE_MAX_MEMBERS == SP_MAX_MEMBERS);
+static_assert(SPINDLE_MAX_SUBGROUPS == SP_MAX_SUBGROUPS);
+static_assert(SPINDLE_MAX_WINDOW == SP_MAX_WINDOW);
+static_assert(SPINDLE_MAX_MSG == SP_MAX_MSG);
+static_assert((int)SPINDLE_MODE_ORDERED == (int)SP_MODE_ORDERED);
+static_assert((int)SPINDLE_MODE_UNORDERED == (int)SP_MODE_UNORDERED);
+
+static const char *const spindle_extra_err[] = {
+	[SPINDLE_CFG_E_FLAGS - SPINDLE_CFG_E_FLAGS] = "flags or reserved field not zero",
+	[SPINDLE_CFG_E_GROUP_EXISTS - SPINDLE_CFG_E_FLAGS] = "group_id already up",
+	[SPINDLE_CFG_E_SELF_AMBIGUOUS - SPINDLE_CFG_E_FLAGS] =
+		"self: several members' addresses are local",
+	[SPINDLE_CFG_E_NO_DEVICE - SPINDLE_CFG_E_FLAGS] =
+		"self: no RDMA device has this member's address",
+};
+
+static int spindle_cfg_reject(struct spindle_ctl_up *up, u32 field, u32 index,
+			      int err)
+{
+	const char *name = field >= SPINDLE_CFG_E_FLAGS ?
+		spindle_extra_err[field - SPINDLE_CFG_E_FLAGS] :
+		sp_cfg_err_name(field);
+
+	up->err_field = field;
+	up->err_index = index;
+	pr_warn("group %u: configuration rejected: %s (entry %u)\n",
+		up->group_id, name, index);
+	return err;
+}
+
+static bool spindle_addr_is_local(const struct sp_member_cfg *m)
+{
+	if (m->family == AF_INET) {
+		__be32 a;
+
+		memcpy(&a, m->addr, 4);
+		return inet_addr_type(&init_net, a) == RTN_LOCAL;
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		struct in6_addr a;
+
+		memcpy(&a, m->addr, 16);
+		return ipv6_chk_addr(&init_net, &a, NULL, 0);
+	}
+#else
+	return false;
+#endif
+}
+
+/* Copy the subgroups in; arrays are bounded before they are copied. */
+static int spindle_copy_subgroups(struct spindle_ctl_up *up,
+				  struct sp_group_cfg *cfg)
+{
+	struct spindle_subgroup_cfg usg;
+	u32 s;
+
+	for (s = 0; s < up->nsubgroups; s++) {
+		struct sp_sg_cfg *sg = &cfg->subgroups[s];
+		const void __user *src = u64_to_user_ptr(up->subgroups) +
+					 s * sizeof(usg);
+
+		if (copy_from_user(&usg, src, sizeof(usg)))
+			return -EFAULT;
+		if (usg.flags || usg.reserved)
+			return spindle_cfg_reject(up, SPINDLE_CFG_E_FLAGS, s, -EINVAL);
+		if (!usg.nmembers || usg.nmembers > SP_MAX_MEMBERS)
+			return spindle_cfg_reject(up, SP_CFG_E_SG_NMEMBERS, s, -EINVAL);
+		if (!usg.nsenders || usg.nsenders > usg.nmembers)
+			return spindle_cfg_reject(up, SP_CFG_E_SG_NSENDERS, s, -EINVAL);
+		sg->id = usg.id;
+		sg->window = usg.window;
+		sg->max_msg = usg.max_msg;
+		sg->mode = usg.mode;
+		sg->nmembers = usg.nmembers;
+		sg->nsenders = usg.nsenders;
+		if (copy_from_user(sg->members, u64_to_user_ptr(usg.members),
+				   usg.nmembers * sizeof(u32)) ||
+		    copy_from_user(sg->senders, u64_to_user_ptr(usg.senders),
+				   usg.nsenders * sizeof(u32)))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+static int spindle_copy_cfg(struct spindle_ctl_up *up, struct sp_group_cfg *cfg)
+{
+	struct spindle_member_cfg um;
+	u32 i;
+	int ret;
+
+	if (up->flags || up->reserved || up->err_field || up->err_index ||
+	    up->self_id_out)
+		return spindle_cfg_reject(up, SPINDLE_CFG_E_FLAGS, 0, -EINVAL);
+	if (!up->nmembers || up->nmembers > SP_MAX_MEMBERS)
+		return spindle_cfg_reject(up, SP_CFG_E_NMEMBERS, 0, -EINVAL);
+	if (!up->nsubgroups || up->nsubgroups > SP_MAX_SUBGROUPS)
+		return spindle_cfg_reject(up, SP_CFG_E_NSUBGROUPS, 0, -EINVAL);
+	cfg->group_id = up->group_id;
+	cfg->self_id = up->self_id;
+	cfg->nmembers = up->nmembers;
+	cfg->nsubgroups = up->nsubgroups;
+	for (i = 0; i < up->nmembers; i++) {
+		if (copy_from_user(&um, u64_to_user_ptr(up->members) + i * sizeof(um),
+				   sizeof(um)))
+			return -EFAULT;
+		if (um.id == SPINDLE_SELF_AUTO)
+			return spindle_cfg_reject(up, SP_CFG_E_MEMBER_ID_DUP, i, -EINVAL);
+		cfg->members[i].id = um.id;
+		cfg->members[i].family = um.family;
+		cfg->members[i].port = um.port;
+		memcpy(cfg->members[i].addr, um.addr, sizeof(um.addr));
+		if (um.family == AF_INET)
+			memset(cfg->members[i].addr + 4, 0, 12);
+	}
+	ret = spindle_copy_subgroups(up, cfg);
+	if (ret)
+		return ret;
+
+	if (cfg->self_id == SPINDLE_SELF_AUTO) {
+		int found = -1;
+
+		for (i = 0; i < cfg->nmembers; i++) {
+			if ((cfg->members[i].family != AF_INET &&
+			     cfg->members[i].family != AF_INET6) ||
+			    !spindle_addr_is_local(&cfg->members[i]))
+				continue;
+			if (found >= 0)
+				return spindle_cfg_reject(up, SPINDLE_CFG_E_SELF_AMBIGUOUS,
+							  i, -EINVAL);
+			found = i;
+		}
+		if (found < 0)
+			return spindle_cfg_reject(up, SP_CFG_E_SELF, 0, -EADDRNOTAVAIL);
+		cfg->self_id = cfg->members[found].id;
+	}
+	return 0;
+}
+
+long spindle_ctl_up(void __user *uarg)
+{
+	struct spindle_ctl_up up;
+	struct sp_group_cfg *cfg;
+	struct sockaddr_storage self;
+	struct spindle_group *g;
+	struct sp_cfg_err err;
+	int ret;
+
+	ret = spindle_copy_arg(&up, sizeof(up), sizeof(up), uarg);
+	if (ret)
+		return ret;
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	if (!cfg)
+		return -ENOMEM;
+	ret = spindle_copy_cfg(&up, cfg);
+	if (ret)
+		goto out;
+	ret = sp_cfg_validate(cfg, &err);
+	if (ret) {
+		ret = spindle_cfg_reject(&up, err.field, err.index, -EINVAL);
+		goto out;
+	}
+	spindle_member_sockaddr(&cfg->members[sp_cfg_member_index(cfg, cfg->self_id)],
+				&self);
+	mutex_lock(&spindle_groups_lock);
+	if (spindle_group_find(cfg->group_id)) {
+		ret = spindle_cfg_reject(&up, SPINDLE_CFG_E_GROUP_EXISTS, 0, -EEXIST);
+	} else {
+		ret = spindle_group_up(cfg, &self, &g);
+		if (ret == -ENODEV || ret == -EADDRNOTAVAIL)
+			ret = spindle_cfg_reject(&up, SPINDLE_CFG_E_NO_DEVICE,
+						 sp_cfg_member_index(cfg, cfg->self_id),
+						 -ENODEV);
+	}
+	mutex_unlock(&spindle_groups_lock);
+	if (!ret)
+		up.self_id_out = cfg->self_id;
+out:
+	kfree(cfg);
+	/* the error field and index go back even when the call fails */
+	if (ret != -EFAULT && copy_to_user(uarg, &up, sizeof(up)))
+		ret = -EFAULT;
+	return ret;
+}
+
+long spindle_ctl_down(void __user *uarg)
+{
+	struct spindle_ctl_down down;
+	struct spindle_group *g;
+	int ret;
+
+	ret = spindle_copy_arg(&down, sizeof(down), sizeof(down), uarg);
+	if (ret)
+		return ret;
+	if (down.reserved)
+		return -EINVAL;
+	mutex_lock(&spindle_groups_lock);
+	g = spindle_group_find(down.group_id);
+	if (g) {
+		list_del(&g->node);
+		spindle_group_down(g, min(down.timeout_ms, 60000U));
+	}
+	mutex_unlock(&spindle_groups_lock);
+	return g ? 0 : -ENOENT;
+}
+
+static void spindle_fill_sg_info(struct spindle_sg *sg,
+				 struct spindle_subgroup_info *si)
+{
+	const struct sp_sg *e = &sg->eng;
+
+	memset(si, 0, sizeof(*si));
+	si->id = sg->id;
+	si->minor = sg->minor;
+	si->mode = sg->cfg.mode;
+	si->window = sg->cfg.window;
+	si->max_msg = sg->cfg.max_msg;
+	si->slot_size = e->slot_size;
+	si->nmembers = sg->cfg.nmembers;
+	si->nsenders = sg->cfg.nsenders;
+	si->my_rank = e->my_rank;
+	si->consumers = READ_ONCE(sg->nconsumers);
+	si->free_slots = sp_sg_free_slots(e);
+	si->in_flight = READ_ONCE(e->pay_pub) - READ_ONCE(e->pay_freed);
+	si->msgs_sent = READ_ONCE(e->stats.msgs_sent);
+	si->nulls_sent = READ_ONCE(e->stats.nulls_sent);
+	si->null_runs = READ_ONCE(e->stats.null_hdrs);
+	si->msgs_received = READ_ONCE(e->stats.msgs_received);
+	si->msgs_delivered = READ_ONCE(e->stats.msgs_delivered);
+	si->publish_batches = READ_ONCE(e->stats.publish_batches);
+	si->receive_batches = READ_ONCE(e->stats.receive_batches);
+	si->deliver_batches = READ_ONCE(e->stats.deliver_batches);
+	si->writes_posted = READ_ONCE(sg->writes_posted);
+	si->bytes_posted = READ_ONCE(sg->bytes_posted);
+}
+
+static int spindle_fill_info(struct spindle_group *g,
+			     struct spindle_ctl_group_info *gi)
+{
+	u32 room_m = gi->nmembers, room_s = gi->nsubgroups, i, s, n = 0;
+	size_t msz = min_t(size_t, gi->member_info_size,
+			   sizeof(struct spindle_member_info));
+	size_t ssz = min_t(size_t, gi->subgroup_info_size,
+			   sizeof(struct spindle_subgroup_info));
+
+	gi->group_id = g->id;
+	gi->state = READ_ONCE(g->state);
+	gi->self_id = g->cfg.self_id;
+	gi->fault_member = READ_ONCE(g->fault_member);
+	gi->nmembers = g->cfg.nmembers;
+	for (i = 0; gi->members && i < min(room_m, g->cfg.nmembers); i++) {
+		struct spindle_member_info mi = {};
+		const struct sp_member_cfg *m = &g->cfg.members[i];
+
+		mi.id = m->id;
+		mi.family = m->family;
+		mi.port = m->port;
+		memcpy(mi.addr, m->addr, sizeof(mi.addr));
+		if (i == g->me) {
+			mi.state = SPINDLE_PEER_SELF;
+		} else {
+			mi.state = READ_ONCE(g->peers[i]->state);
+			mi.connects = READ_ONCE(g->peers[i]->connects);
+		}
+		if (copy_to_user(u64_to_user_ptr(gi->members) +
+				 i * gi->member_info_size, &mi, msz))
+			return -EFAULT;
+	}
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct spindle_subgroup_info si;
+
+		if (!g->sgs[s])
+			continue;
+		if (gi->subgroups && n < room_s) {
+			spindle_fill_sg_info(g->sgs[s], &si);
+			if (copy_to_user(u64_to_user_ptr(gi->subgroups) +
+					 n * gi->subgroup_info_size, &si, ssz))
+				return -EFAULT;
+		}
+		n++;
+	}
+	gi->nsubgroups = n;
+	return 0;
+}
+
+long spindle_ctl_group_info(void __user *uarg)
+{
+	struct spindle_ctl_group_info gi;
+	struct spindle_group *g = NULL, *it;
+	u32 i = 0;
+	int ret;
+
+	ret = spindle_copy_arg(&gi, sizeof(gi), sizeof(gi), uarg);
+	if (ret)
+		return ret;
+	if (memchr_inv(gi.reserved, 0, sizeof(gi.reserved)) ||
+	    (gi.members && !gi.member_info_size) ||
+	    (gi.subgroups && !gi.subgroup_info_size))
+		return -EINVAL;
+	mutex_lock(&spindle_groups_lock);
+	if (gi.group_id) {
+		g = spindle_group_find(gi.group_id);
+	} else {
+		list_for_each_entry(it, &spindle_groups, node) {
+			if (i++ == gi.index) {
+				g = it;
+				break;
+			}
+		}
+	}
+	ret = g ? spindle_fill_info(g, &gi) : -ENOENT;
+	mutex_unlock(&spindle_groups_lock);
+	if (ret)
+		return ret;
+	return copy_to_user(uarg, &gi, sizeof(gi)) ? -EFAULT : 0;
+}

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Group lifecycle: bring-up from a validated configuration, failure, and
+ * teardown.
+ *
+ * Teardown order matters and is: stop publishing and let what is in flight
+ * reach the peers (bounded), stop the kthread, destroy the listener (waits
+ * out its handlers), disconnect and destroy every peer's id and QP, then the
+ * CQ, MRs, DMA mappings and PD.  Subgroup objects and memory regions are
+ * reference counted and outlive the group for open files and mappings.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/kthread.h>
+#include <linux/crc32.h>
+#include <linux/delay.h>
+
+#include "spindle.h"
+
+DEFINE_MUTEX(spindle_groups_lock);
+LIST_HEAD(spindle_groups);
+
+/* Caller holds spindle_groups_lock. */
+struct spindle_group *spindle_group_find(u32 id)
+{
+	struct spindle_group *g;
+
+	list_for_each_entry(g, &spindle_groups, node)
+		if (g->id == id)
+			return g;
+	return NULL;
+}
+
+void spindle_ring_doorbell(struct spindle_group *g)
+{
+	atomic_set(&g->doorbell, 1);
+	if (g->thread)
+		wake_up_process(g->thread);
+}
+
+static void spindle_cq_event(struct ib_cq *cq, void *ctx)
+{
+	spindle_ring_doorbell(ctx);
+}
+
+/* Tell every subgroup's waiters and consumers about a state change. */
+static void spindle_group_set_state(struct spindle_group *g, int state)
+{
+	u32 s;
+
+	WRITE_ONCE(g->state, state);
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_consumer *c;
+
+		if (!sg)
+			continue;
+		WRITE_ONCE(sg->state, state);
+		spin_lock(&sg->cons_lock);
+		list_for_each_entry(c, &sg->consumers, node)
+			if (c->ops->state_change)
+				c->ops->state_change(c, c->priv, state);
+		spin_unlock(&sg->cons_lock);
+		wake_up_all(&sg->send_wq);
+		wake_up_all(&sg->recv_wq);
+	}
+}
+
+/**
+ * spindle_group_fail - a member failed or wrote something we rejected
+ * @g: group
+ * @member_idx: member index, or -1
+ * @why: for the log
+ *
+ * The group stops publishing and receiving; what was already stable is
+ * still delivered.  (View changes are what take a group past a failure.)
+ */
+void spindle_group_fail(struct spindle_group *g, s32 member_idx,
+			const char *why)
+{
+	unsigned long flags;
+	bool first;
+
+	spin_lock_irqsave(&g->peer_lock, flags);
+	first = g->state == SPINDLE_GROUP_CONNECTING ||
+		g->state == SPINDLE_GROUP_ACTIVE;
+	if (first && member_idx >= 0)
+		g->fault_member = g->cfg.members[member_idx].id;
+	spin_unlock_irqrestore(&g->peer_lock, flags);
+	if (!first || READ_ONCE(g->stopping))
+		return;
+	pr_warn("group %u: member %d failed (%s): no more sends in this group\n",
+		g->id, member_idx >= 0 ? (int)g->cfg.members[member_idx].id : -1,
+		why);
+	spindle_group_set_state(g, SPINDLE_GROUP_FAILED);
+	spindle_ring_doorbell(g);
+}
+
+/* Called by the kthread: all peers READY makes the group ACTIVE. */
+void spindle_group_check_active(struct spindle_group *g)
+{
+	u32 i;
+
+	if (READ_ONCE(g->state) != SPINDLE_GROUP_CONNECTING)
+		return;
+	for (i = 0; i < g->cfg.nmembers; i++)
+		if (i != g->me && READ_ONCE(g->peers[i]->state) != SPINDLE_PEER_READY)
+			return;
+	pr_info("group %u: all %u members connected\n", g->id, g->cfg.nmembers);
+	spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
+}
+
+static struct spindle_region *spindle_alloc_mapped(struct spindle_group *g,
+						   size_t size, int *err)
+{
+	struct spindle_region *reg = spindle_region_alloc(size);
+
+	if (!reg) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (g->cfg.nmembers > 1) {
+		*err = spindle_region_dma_map(reg, g->ibdev,
+					      g->ibdev->attrs.max_fast_reg_page_list_len);
+		if (*err) {
+			spindle_region_put(reg);
+			return NULL;
+		}
+	}
+	return reg;
+}
+
+/* The subgroup object for configuration index @s (this node is a member). */
+static int spindle_sg_create(struct spindle_group *g, u32 s)
+{
+	const struct sp_sg_cfg *sc = &g->cfg.subgroups[s];
+	u32 me_id = g->cfg.members[g->me].id;
+	struct spindle_sg *sg;
+	u32 m, r;
+	int ret;
+
+	sg = kzalloc(sizeof(*sg), GFP_KERNEL);
+	if (!sg)
+		return -ENOMEM;
+	kref_init(&sg->ref);
+	spin_lock_init(&sg->lock);
+	spin_lock_init(&sg->cons_lock);
+	init_waitqueue_head(&sg->send_wq);
+	init_waitqueue_head(&sg->recv_wq);
+	INIT_LIST_HEAD(&sg->consumers);
+	sg->g = g;
+	sg->index = s;
+	sg->id = sc->id;
+	sg->group_id = g->id;
+	sg->self_id = me_id;
+	sg->state = g->state;
+	sg->minor = -1;
+	sg->cfg = *sc;
+	g->sgs[s] = sg;
+
+	ret = sp_sg_init(&sg->eng, &g->cfg, s);
+	if (ret)
+		return ret;
+	sg->batch = kvcalloc(sg->eng.log_size, sizeof(*sg->batch), GFP_KERNEL);
+	sg->descs = kvcalloc(sg->eng.log_size, sizeof(*sg->descs), GFP_KERNEL);
+	if (!sg->batch || !sg->descs)
+		return -ENOMEM;
+
+	for (m = 0; m < sc->nmembers; m++) {
+		u32 idx = sp_cfg_member_index(&g->cfg, sc->members[m]);
+		void *base = idx == g->me ? g->out_meta->vaddr : g->in_meta[idx]->vaddr;
+
+		sg->member_idx[m] = idx;
+		sg->eng.blocks[m] = base + g->layout[idx].block_off[s];
+	}
+	for (r = 0; r < sc->nsenders; r++) {
+		u32 idx = sp_cfg_member_index(&g->cfg, sc->senders[r]);
+		struct spindle_region **slot = idx == g->me ? &g->out_pay[s] :
+					       &g->in_pay[idx][s];
+		void *base = idx == g->me ? g->out_meta->vaddr : g->in_meta[idx]->vaddr;
+
+		sg->rank_id[r] = sc->senders[r];
+		sg->eng.hdrs[r] = base + g->layout[idx].hdr_off[s];
+		*slot = spindle_alloc_mapped(g, sp_sg_ring_bytes(&sg->eng), &ret);
+		if (!*slot)
+			return ret;
+		kref_get(&(*slot)->ref);
+		sg->pay[r] = *slot;
+	}
+	return 0;
+}
+
+/* Every member must run the same configuration: all of it but self_id. */
+static u32 spindle_cfg_hash(const struct sp_group_cfg *cfg)
+{
+	const size_t self = offsetof(struct sp_group_cfg, self_id);
+	const u32 zero = 0;
+	u32 crc;
+
+	crc = crc32_le(~0U, (const u8 *)cfg, self);
+	crc = crc32_le(crc, (const u8 *)&zero, sizeof(zero));
+	return crc32_le(crc, (const u8 *)cfg + self + sizeof(zero),
+			sizeof(*cfg) - self - sizeof(zero));
+}
+
+static void spindle_group_free(struct spindle_group *g)
+{
+	u32 i, s;
+
+	for (i = 0; i < SP_MAX_MEMBERS; i++)
+		spindle_peer_free(g->peers[i]);
+	if (g->cq)
+		ib_destroy_cq(g->cq);
+	for (s = 0; s < SP_MAX_SUBGROUPS; s++) {
+		struct spindle_sg *sg = g->sgs[s];
+
+		if (!sg)
+			continue;
+		spindle_sgdev_del(sg);
+		spin_lock(&sg->lock);
+		sg->g = NULL;
+		spin_unlock(&sg->lock);
+		spindle_sg_put(sg);
+	}
+	/* regions: drop the group's references; DMA mappings go with the device */
+	for (s = 0; s < SP_MAX_SUBGROUPS; s++) {
+		if (g->out_pay[s])
+			spindle_region_dma_unmap(g->out_pay[s]);
+		spindle_region_put(g->out_pay[s]);
+		for (i = 0; i < SP_MAX_MEMBERS; i++) {
+			if (g->in_pay[i][s])
+				spindle_region_dma_unmap(g->in_pay[i][s]);
+			spindle_region_put(g->in_pay[i][s]);
+		}
+	}
+	for (i = 0; i < SP_MAX_MEMBERS; i++)
+		spindle_region_put(g->in_meta[i]);
+	spindle_region_put(g->out_meta);
+	if (g->pd)
+		ib_dealloc_pd(g->pd);
+	if (g->thread)
+		put_task_struct(g->thread);
+	kfree(g);
+}
+
+/**
+ * spindle_group_up - create a group from a validated configuration
+ * @cfg: the configuration, self_id resolved and validated
+ * @self: this member's address
+ * @out: the group
+ *
+ * Caller holds spindle_groups_lock and checked that the id is free.
+ * Return: 0 or -errno; -ENODEV when no RDMA device has @self.
+ */
+int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
+		     struct spindle_group **out)
+{
+	struct spindle_group *g;
+	u32 i, s, npeers = cfg->nmembers - 1;
+	int ret;
+
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return -ENOMEM;
+	g->cfg = *cfg;
+	g->id = cfg->group_id;
+	g->me = sp_cfg_member_index(cfg, cfg->self_id);
+	g->cfg_hash = spindle_cfg_hash(cfg);
+	g->fault_member = -1;
+	g->state = SPINDLE_GROUP_CONNECTING;
+	spin_lock_init(&g->peer_lock);
+	atomic_set(&g->doorbell, 0);
+
+	ret = spindle_listen(g, self);
+	if (ret)
+		goto fail;
+	if (npeers &&
+	    !(g->ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
+		pr_warn("group %u: %s cannot do fast memory registration\n",
+			g->id, dev_name(&g->ibdev->dev));
+		ret = -EOPNOTSUPP;
+		goto fail;
+	}
+	g->pd = ib_alloc_pd(g->ibdev, 0);
+	if (IS_ERR(g->pd)) {
+		ret = PTR_ERR(g->pd);
+		g->pd = NULL;
+		goto fail;
+	}
+	if (npeers) {
+		struct ib_cq_init_attr attr = {
+			.cqe = npeers * (SPINDLE_SQ_DEPTH + SPINDLE_RQ_DEPTH) + 16,
+		};
+
+		g->cq = ib_create_cq(g->ibdev, spindle_cq_event, NULL, g, &attr);
+		if (IS_ERR(g->cq)) {
+			ret = PTR_ERR(g->cq);
+			g->cq = NULL;
+			goto fail;
+		}
+	}
+
+	for (i = 0; i < cfg->nmembers; i++) {
+		sp_meta_layout(cfg, cfg->members[i].id, &g->layout[i], PAGE_SIZE);
+		if (i == g->me)
+			g->out_meta = spindle_alloc_mapped(g, g->layout[i].size, &ret);
+		else
+			g->in_meta[i] = spindle_alloc_mapped(g, g->layout[i].size, &ret);
+		if (!g->out_meta && i == g->me)
+			goto fail;
+		if (i != g->me && !g->in_meta[i])
+			goto fail;
+	}
+	for (s = 0; s < cfg->nsubgroups; s++) {
+		if (sp_sg_member_pos(&cfg->subgroups[s], cfg->self_id) < 0)
+			continue;
+		ret = spindle_sg_create(g, s);
+		if (ret)
+			goto fail;
+	}
+	for (i = 0; i < cfg->nmembers; i++) {
+		if (i == g->me)
+			continue;
+		ret = spindle_peer_init(g, i);
+		if (ret)
+			goto fail;
+	}
+	for (s = 0; s < cfg->nsubgroups; s++) {
+		if (!g->sgs[s])
+			continue;
+		ret = spindle_sgdev_add(g->sgs[s]);
+		if (ret)
+			goto fail;
+	}
+	g->thread = kthread_create(spindle_thread_fn, g, "spindle/%u", g->id);
+	if (IS_ERR(g->thread)) {
+		ret = PTR_ERR(g->thread);
+		g->thread = NULL;
+		goto fail;
+	}
+	get_task_struct(g->thread);
+	if (!npeers)
+		spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
+	list_add_tail(&g->node, &spindle_groups);
+	wake_up_process(g->thread);
+	for (i = 0; i < cfg->nmembers; i++)
+		if (i != g->me)
+			spindle_peer_start(g->peers[i]);
+	pr_info("group %u up: member %u of %u, %u subgroup(s), on %s\n", g->id,
+		cfg->self_id, cfg->nmembers, cfg->nsubgroups,
+		dev_name(&g->ibdev->dev));
+	*out = g;
+	return 0;
+fail:
+	WRITE_ONCE(g->stopping, true);
+	if (g->listen_id)
+		rdma_destroy_id(g->listen_id);
+	for (i = 0; i < SP_MAX_MEMBERS; i++)
+		spindle_peer_destroy(g->peers[i]);
+	spindle_group_free(g);
+	return ret;
+}
+
+/* Nothing left to push and every posted write completed. */
+static bool spindle_group_drained(struct spindle_group *g)
+{
+	u32 i, s, m;
+
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct spindle_sg *sg = g->sgs[s];
+
+		if (!sg)
+			continue;
+		for (m = 0; m < sg->eng.nmembers; m++) {
+			struct spindle_peer *peer = g->peers[sg->member_idx[m]];
+
+			if (m != sg->eng.me && spindle_peer_ready(peer) &&
+			    sp_sg_has_output(&sg->eng, m))
+				return false;
+		}
+	}
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *peer = g->peers[i];
+
+		if (i != g->me && spindle_peer_ready(peer) &&
+		    READ_ONCE(peer->sq_acked) != READ_ONCE(peer->sq_posted))
+			return false;
+	}
+	return true;
+}
+
+/**
+ * spindle_group_down - tear a group down
+ * @g: group, already off the list
+ * @timeout_ms: how long writes in flight may take to reach the peers
+ */
+void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&g->peer_lock, flags);
+	WRITE_ONCE(g->stopping, true);
+	spin_unlock_irqrestore(&g->peer_lock, flags);
+	spindle_ring_doorbell(g);
+	while (!spindle_group_drained(g) && time_before(jiffies, deadline)) {
+		spindle_ring_doorbell(g);
+		usleep_range(500, 1000);
+	}
+	kthread_stop(g->thread);	/* we hold a reference on the task */
+	spindle_group_set_state(g, SPINDLE_GROUP_DOWN);
+	rdma_destroy_id(g->listen_id);
+	for (i = 0; i < SP_MAX_MEMBERS; i++)
+		spindle_peer_destroy(g->peers[i]);
+	pr_info("group %u down\n", g->id);
+	spindle_group_free(g);
+}
+
+/**
+ * spindle_group_remove_device - an RDMA device is going away
+ * @ibdev: the device
+ *
+ * Groups on it are torn down before the RDMA core goes on.
+ */
+void spindle_group_remove_device(struct ib_device *ibdev)
+{
+	struct spindle_group *g, *tmp;
+
+	mutex_lock(&spindle_groups_lock);
+	list_for_each_entry_safe(g, tmp, &spindle_groups, node) {
+		if (g->ibdev != ibdev)
+			continue;
+		pr_warn("group %u: RDMA device %s removed\n", g->id,
+			dev_name(&ibdev->dev));
+		list_del(&g->node);
+		spindle_group_down(g, 0);
+	}
+	mutex_unlock(&spindle_groups_lock);
+}

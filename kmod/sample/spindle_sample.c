@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * spindle_sample: a kernel consumer of Spindle's exported API, as a storage
+ * driver would use it.  Loaded on the members of a group that is up, it
+ * sends @count messages of @size bytes (if this node sends in the
+ * subgroup), each built in place in its slot, and checks every delivered
+ * message: its sender's pattern, FIFO per sender, and (ordered mode)
+ * increasing sequence numbers.  Progress is in its read-only parameters:
+ *
+ *   /sys/module/spindle_sample/parameters/{sent,delivered,errors}
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/kthread.h>
+#include <linux/jiffies.h>
+#include <linux/delay.h>
+#include <linux/spindle.h>
+#include "spindle_kapi.h"
+
+static uint group = 1;
+module_param(group, uint, 0444);
+MODULE_PARM_DESC(group, "group id");
+static uint subgroup;
+module_param(subgroup, uint, 0444);
+MODULE_PARM_DESC(subgroup, "subgroup id");
+static uint count = 100;
+module_param(count, uint, 0444);
+MODULE_PARM_DESC(count, "messages to send");
+static uint size = 64;
+module_param(size, uint, 0444);
+MODULE_PARM_DESC(size, "bytes per message");
+
+static ulong sent;
+module_param(sent, ulong, 0444);
+MODULE_PARM_DESC(sent, "messages sent so far");
+static ulong delivered;
+module_param(delivered, ulong, 0444);
+MODULE_PARM_DESC(delivered, "messages delivered so far");
+static ulong errors;
+module_param(errors, ulong, 0444);
+MODULE_PARM_DESC(errors, "delivered messages that failed a check");
+
+static struct spindle_sg *sg;
+static struct spindle_consumer *cons;
+static struct task_struct *sender;
+static struct spindle_sg_attr attr;
+static u64 next_k[SPINDLE_MAX_MEMBERS];
+static u64 last_seq;
+
+static u8 sample_byte(u32 rank, u64 k, u32 i)
+{
+	return (u8)(rank * 131u + (u32)k * 7u + i * 13u);
+}
+
+static void sample_deliver(struct spindle_consumer *c, void *priv,
+			   const struct spindle_msg *msgs, unsigned int n)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < n; i++) {
+		const struct spindle_msg *m = &msgs[i];
+		const u8 *p = m->data;
+		bool bad = m->rank >= SPINDLE_MAX_MEMBERS || m->len != size ||
+			   (attr.mode == SPINDLE_MODE_ORDERED && delivered &&
+			    m->seq <= last_seq);
+
+		for (j = 0; !bad && j < m->len; j++)
+			bad = p[j] != sample_byte(m->rank, next_k[m->rank], j);
+		if (bad && errors++ < 5)
+			pr_warn("bad delivery: seq %llu rank %u index %llu len %u\n",
+				m->seq, m->rank, m->index, m->len);
+		if (m->rank < SPINDLE_MAX_MEMBERS)
+			next_k[m->rank]++;
+		last_seq = m->seq;
+		WRITE_ONCE(delivered, delivered + 1);
+	}
+	/* read in place, done at once: give the slots back */
+	spindle_release(c, n);
+}
+
+static const struct spindle_consumer_ops sample_ops = {
+	.deliver = sample_deliver,
+};
+
+static int sample_send(void *unused)
+{
+	u64 k = 0;
+
+	while (k < count && !kthread_should_stop()) {
+		u64 first;
+		int n, i;
+		u32 j;
+
+		n = spindle_reserve(sg, min_t(u64, count - k, attr.window), &first,
+				    msecs_to_jiffies(1000));
+		if (n == -ETIMEDOUT || n == -EAGAIN || n == -ERESTARTSYS)
+			continue;
+		if (n < 0) {
+			pr_warn("reserve failed: %d\n", n);
+			break;
+		}
+		for (i = 0; i < n; i++, k++) {
+			u8 *p = spindle_slot(sg, first + i);
+
+			for (j = 0; j < size; j++)
+				p[j] = sample_byte(attr.my_rank, k, j);
+			if (spindle_mark_ready(sg, first + i, size)) {
+				pr_warn("mark_ready failed\n");
+				goto out;
+			}
+			WRITE_ONCE(sent, sent + 1);
+		}
+	}
+out:
+	while (!kthread_should_stop())
+		msleep(20);
+	return 0;
+}
+
+static int __init sample_init(void)
+{
+	sg = spindle_sg_get(group, subgroup);
+	if (!sg) {
+		pr_err("no subgroup %u of group %u on this node\n", subgroup, group);
+		return -ENODEV;
+	}
+	spindle_sg_attr(sg, &attr);
+	if (!size || size > attr.max_msg) {
+		spindle_sg_put(sg);
+		return -EINVAL;
+	}
+	cons = spindle_attach(sg, &sample_ops, NULL);
+	if (IS_ERR(cons)) {
+		spindle_sg_put(sg);
+		return PTR_ERR(cons);
+	}
+	if (attr.my_rank >= 0 && count) {
+		sender = kthread_run(sample_send, NULL, "spindle_sample");
+		if (IS_ERR(sender)) {
+			spindle_detach(cons);
+			spindle_sg_put(sg);
+			return PTR_ERR(sender);
+		}
+	}
+	pr_info("group %u subgroup %u: rank %d, sending %u messages of %u bytes\n",
+		group, subgroup, attr.my_rank, attr.my_rank >= 0 ? count : 0, size);
+	return 0;
+}
+
+static void __exit sample_exit(void)
+{
+	if (sender)
+		kthread_stop(sender);
+	spindle_detach(cons);
+	spindle_sg_put(sg);
+	pr_info("sent %lu, delivered %lu, errors %lu\n", sent, delivered, errors);
+}
+
+module_init(sample_init);
+module_exit(sample_exit);
+
+MODULE_AUTHOR("The Spindle developers");
+MODULE_DESCRIPTION("Sample kernel consumer of Spindle's multicast API");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/spindleN: one character device per subgroup this node is in, a
+ * client of the in-kernel API like any other.  The ABI and its rules are in
+ * uapi/linux/spindle.h.
+ *
+ * A file becomes a consumer with its first RECV: from then on the predicate
+ * thread appends descriptors to the file's queue, RECV copies them out and
+ * holds them until the next RECV or close.  A file that can write may reserve slots; it
+ * keeps them in a FIFO, marks them ready oldest first, and voids what is
+ * left when it is closed.  Everything a file holds is given back when it
+ * goes away, so a process that dies leaves the subgroup going.
+ *
+ * Mappings: the ring of sender rank r is at offset (r + 1) << 32; this
+ * node's own ring may be mapped writable (MAP_SHARED, file open for
+ * writing), every other ring only read-only, never upgradable.  Headers and
+ * counters are never mapped.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/fs.h>
+#include <linux/cdev.h>
+#include <linux/idr.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "spindle.h"
+
+#define SPINDLE_MMAP_SHIFT	32
+
+static dev_t spindle_devt;
+static struct class *spindle_class;
+static struct cdev spindle_cdev;
+static DEFINE_MUTEX(spindle_minor_lock);
+static DEFINE_IDR(spindle_minors);
+
+struct spindle_range {
+	u64 first;
+	u32 count;
+};
+
+struct spindle_file {
+	struct spindle_sg *sg;
+	struct spindle_consumer *cons;	/* files open for reading */
+
+	/* delivery queue: the kthread appends at tail, RECV takes from head */
+	struct mutex recv_lock;
+	struct spindle_desc *q;
+	u32 qcap;
+	u64 qhead;
+	u64 qtail;
+	u32 held;			/* taken by the last RECV, unreleased */
+
+	/* reservations of this file, oldest first */
+	struct mutex send_lock;
+	struct spindle_range *res;	/* [window] */
+	u32 res_head;
+	u32 res_n;			/* ranges */
+	u32 pending;			/* slots */
+};
+
+static u64 spindle_ring_offset(u32 rank)
+{
+	return (u64)(rank + 1) << SPINDLE_MMAP_SHIFT;
+}
+
+/* Consumer callback: the predicate thread, sg->cons_lock held. */
+static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
+				 const struct spindle_msg *msgs, unsigned int n)
+{
+	struct spindle_file *f = priv;
+	u64 tail = f->qtail;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct spindle_desc *d;
+
+		if (WARN_ON_ONCE(tail - READ_ONCE(f->qhead) >= f->qcap))
+			break;
+		d = &f->q[tail % f->qcap];
+		d->seq = msgs[i].seq;
+		d->index = msgs[i].index;
+		d->offset = msgs[i].offset;
+		d->len = msgs[i].len;
+		d->rank = msgs[i].rank;
+		d->flags = 0;
+		d->sender_id = msgs[i].sender_id;
+		d->reserved = 0;
+		tail++;
+	}
+	smp_store_release(&f->qtail, tail);
+	wake_up_interruptible(&f->sg->recv_wq);
+}
+
+static void spindle_file_state(struct spindle_consumer *c, void *priv, int state)
+{
+	struct spindle_file *f = priv;
+
+	wake_up_interruptible(&f->sg->recv_wq);
+}
+
+static const struct spindle_consumer_ops spindle_file_ops = {
+	.deliver = spindle_file_deliver,
+	.state_change = spindle_file_state,
+};
+
+static u64 spindle_res_pop(struct spindle_file *f);
+
+static int spindle_open(struct inode *inode, struct file *file)
+{
+	struct spindle_file *f;
+	struct spindle_sg *sg;
+	int ret = -ENOMEM;
+
+	mutex_lock(&spindle_minor_lock);
+	sg = idr_find(&spindle_minors, iminor(inode));
+	if (sg)
+		kref_get(&sg->ref);
+	mutex_unlock(&spindle_minor_lock);
+	if (!sg)
+		return -ENODEV;
+	if (spindle_sg_state(sg) == SPINDLE_GROUP_DOWN) {
+		ret = -ENODEV;
+		goto put;
+	}
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		goto put;
+	f->sg = sg;
+	mutex_init(&f->recv_lock);
+	mutex_init(&f->send_lock);
+	if (file->f_mode & FMODE_WRITE && sg->eng.my_rank >= 0) {
+		f->res = kvcalloc(sg->cfg.window, sizeof(*f->res), GFP_KERNEL);
+		if (!f->res)
+			goto free;
+	}
+	file->private_data = f;
+	return nonseekable_open(inode, file);
+free:
+	kfree(f);
+put:
+	spindle_sg_put(sg);
+	return ret;
+}
+
+static int spindle_file_release(struct inode *inode, struct file *file)
+{
+	struct spindle_file *f = file->private_data;
+	struct spindle_sg *sg = f->sg;
+
+	/* what this file reserved and never marked goes out as nulls */
+	while (f->pending)
+		spindle_void(sg, spindle_res_pop(f));
+	if (f->cons)
+		spindle_detach(f->cons);
+	kvfree(f->q);
+	kvfree(f->res);
+	kfree(f);
+	spindle_sg_put(sg);
+	return 0;
+}
+
+static long spindle_ioc_info(struct spindle_file *f, void __user *uarg)
+{
+	struct spindle_sg *sg = f->sg;
+	struct spindle_info info;
+	struct spindle_ring_info ri;
+	u32 r, room;
+	int ret;
+
+	ret = spindle_copy_arg(&info, sizeof(info), sizeof(info), uarg);
+	if (ret)
+		return ret;
+	if (memchr_inv(info.reserved, 0, sizeof(info.reserved)))
+		return -EINVAL;
+	room = info.nsenders;
+	info.group_id = sg->group_id;
+	info.subgroup_id = sg->id;
+	info.self_id = sg->self_id;
+	info.mode = sg->cfg.mode;
+	info.window = sg->cfg.window;
+	info.max_msg = sg->cfg.max_msg;
+	info.slot_size = sg->eng.slot_size;
+	info.nmembers = sg->cfg.nmembers;
+	info.nsenders = sg->cfg.nsenders;
+	info.my_rank = sg->eng.my_rank;
+	info.state = spindle_sg_state(sg);
+	for (r = 0; info.rings && r < min(room, sg->cfg.nsenders); r++) {
+		memset(&ri, 0, sizeof(ri));
+		ri.member_id = sg->rank_id[r];
+		ri.flags = (s32)r == sg->eng.my_rank ? SPINDLE_RING_WRITABLE : 0;
+		ri.mmap_offset = spindle_ring_offset(r);
+		ri.mmap_size = sg->pay[r]->size;
+		if (copy_to_user(u64_to_user_ptr(info.rings) + r * sizeof(ri),
+				 &ri, sizeof(ri)))
+			return -EFAULT;
+	}
+	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static void spindle_res_push(struct spindle_file *f, u64 first, u32 n)
+{
+	u32 w = f->sg->cfg.window;
+	struct spindle_range *last = f->res_n ?
+		&f->res[(f->res_head + f->res_n - 1) % w] : NULL;
+
+	if (last && last->first + last->count == first) {
+		last->count += n;
+	} else {
+		f->res[(f->res_head + f->res_n) % w].first = first;
+		f->res[(f->res_head + f->res_n) % w].count = n;
+		f->res_n++;
+	}
+	f->pending += n;
+}
+
+static u64 spindle_res_pop(struct spindle_file *f)
+{
+	struct spindle_range *r = &f->res[f->res_head];
+	u64 pos = r->first++;
+
+	f->pending--;
+	if (!--r->count) {
+		f->res_head = (f->res_head + 1) % f->sg->cfg.window;
+		f->res_n--;
+	}
+	return pos;
+}
+
+/* Mark this file's @count oldest reservations with @lens. */
+static int spindle_mark(struct spindle_file *f, const u32 *lens, u32 count)
+{
+	struct spindle_sg *sg = f->sg;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < count; i++)
+		if (lens[i] != SPINDLE_LEN_VOID && lens[i] > sg->cfg.max_msg)
+			return -EMSGSIZE;
+	spin_lock(&sg->lock);
+	ret = spindle_state_errno(spindle_sg_state(sg));
+	for (i = 0; !ret && i < count; i++) {
+		u64 pos = spindle_res_pop(f);
+
+		if (lens[i] == SPINDLE_LEN_VOID)
+			ret = sp_sg_void(&sg->eng, pos);
+		else
+			ret = sp_sg_mark_ready(&sg->eng, pos, lens[i]);
+		WARN_ON_ONCE(ret);
+	}
+	if (sg->g)
+		spindle_ring_doorbell(sg->g);
+	spin_unlock(&sg->lock);
+	return ret;
+}
+
+static long spindle_ioc_send(struct spindle_file *f, struct file *file,
+			     void __user *uarg)
+{
+	struct spindle_sg *sg = f->sg;
+	struct spindle_send arg;
+	u32 *lens = NULL;
+	long timeout;
+	int ret, n;
+
+	ret = spindle_copy_arg(&arg, sizeof(arg), sizeof(arg), uarg);
+	if (ret)
+		return ret;
+	if ((arg.flags & ~SPINDLE_SEND_NONBLOCK) || arg.reserved ||
+	    arg.reserved_count || arg.first || arg.pending)
+		return -EINVAL;
+	if (!(file->f_mode & FMODE_WRITE) || sg->eng.my_rank < 0)
+		return -EPERM;
+	if (arg.reserve > sg->cfg.window)
+		return -EINVAL;
+
+	mutex_lock(&f->send_lock);
+	if (arg.count > f->pending) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (arg.count) {
+		lens = memdup_user(u64_to_user_ptr(arg.lens),
+				   (size_t)arg.count * sizeof(*lens));
+		if (IS_ERR(lens)) {
+			ret = PTR_ERR(lens);
+			lens = NULL;
+			goto out;
+		}
+		ret = spindle_mark(f, lens, arg.count);
+		if (ret)
+			goto out;
+	}
+	if (arg.reserve) {
+		timeout = (arg.flags & SPINDLE_SEND_NONBLOCK) ||
+			  (file->f_flags & O_NONBLOCK) ? 0 :
+			  msecs_to_jiffies(arg.timeout_ms);
+		n = spindle_reserve(sg, min(arg.reserve,
+					    sg->cfg.window - f->pending),
+				    &arg.first, timeout);
+		if (n < 0) {
+			ret = n;
+			goto out;
+		}
+		spindle_res_push(f, arg.first, n);
+		arg.reserved_count = n;
+	}
+out:
+	arg.pending = f->pending;
+	mutex_unlock(&f->send_lock);
+	kfree(lens);
+	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
+		return ret;
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return ret;
+}
+
+/* The first RECV makes the file a consumer. */
+static int spindle_file_attach(struct spindle_file *f)
+{
+	struct spindle_consumer *c;
+
+	f->qcap = f->sg->eng.log_size;
+	f->q = kvcalloc(f->qcap, sizeof(*f->q), GFP_KERNEL);
+	if (!f->q)
+		return -ENOMEM;
+	c = spindle_attach(f->sg, &spindle_file_ops, f);
+	if (IS_ERR(c)) {
+		kvfree(f->q);
+		f->q = NULL;
+		return PTR_ERR(c);
+	}
+	WRITE_ONCE(f->cons, c);
+	return 0;
+}
+
+static bool spindle_recv_ready(struct spindle_file *f)
+{
+	int state = spindle_sg_state(f->sg);
+
+	return smp_load_acquire(&f->qtail) != f->qhead ||
+	       state == SPINDLE_GROUP_DOWN;
+}
+
+static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
+			     void __user *uarg)
+{
+	struct spindle_sg *sg = f->sg;
+	struct spindle_recv arg;
+	struct spindle_desc __user *udesc;
+	u64 tail;
+	u32 n, first, part;
+	long left;
+	int ret;
+
+	ret = spindle_copy_arg(&arg, sizeof(arg), sizeof(arg), uarg);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.count || arg.pending ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
+		return -EINVAL;
+	if (!(file->f_mode & FMODE_READ))
+		return -EPERM;
+
+	mutex_lock(&f->recv_lock);
+	if (!f->cons) {
+		ret = spindle_file_attach(f);
+		if (ret)
+			goto unlock;
+	}
+	if (f->held) {
+		spindle_release(f->cons, f->held);
+		f->held = 0;
+	}
+	ret = 0;
+	if (!arg.max)
+		goto done;
+	if (!spindle_recv_ready(f)) {
+		if (!arg.timeout_ms || (file->f_flags & O_NONBLOCK)) {
+			ret = -EAGAIN;
+		} else {
+			left = wait_event_interruptible_timeout(sg->recv_wq,
+								spindle_recv_ready(f),
+								msecs_to_jiffies(arg.timeout_ms));
+			if (left < 0)
+				ret = left;
+			else if (!left)
+				ret = -ETIMEDOUT;
+		}
+	}
+	tail = smp_load_acquire(&f->qtail);
+	n = min_t(u64, arg.max, tail - f->qhead);
+	if (!n) {
+		int state = spindle_sg_state(sg);
+
+		if (state == SPINDLE_GROUP_DOWN)
+			ret = -ENOTCONN;
+		else if (state == SPINDLE_GROUP_FAILED && ret)
+			ret = -EIO;
+		goto done;
+	}
+	ret = 0;
+	/* entries [qhead, tail) are stable until we release them */
+	udesc = u64_to_user_ptr(arg.descs);
+	first = f->qhead % f->qcap;
+	part = min(n, f->qcap - first);
+	if (copy_to_user(udesc, &f->q[first], part * sizeof(*udesc)) ||
+	    copy_to_user(udesc + part, &f->q[0], (n - part) * sizeof(*udesc))) {
+		ret = -EFAULT;
+		goto unlock;
+	}
+	f->qhead += n;
+	f->held = n;
+done:
+	arg.count = f->held;
+	arg.pending = smp_load_acquire(&f->qtail) - f->qhead;
+	if (ret != -EFAULT && copy_to_user(uarg, &arg, sizeof(arg)))
+		ret = -EFAULT;
+unlock:
+	mutex_unlock(&f->recv_lock);
+	return ret;
+}
+
+static long spindle_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct spindle_file *f = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case SPINDLE_IOC_INFO:
+		return spindle_ioc_info(f, uarg);
+	case SPINDLE_IOC_SEND:
+		return spindle_ioc_send(f, file, uarg);
+	case SPINDLE_IOC_RECV:
+		return spindle_ioc_recv(f, file, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static __poll_t spindle_poll(struct file *file, poll_table *wait)
+{
+	struct spindle_file *f = file->private_data;
+	struct spindle_sg *sg = f->sg;
+	int state = spindle_sg_state(sg);
+	__poll_t mask = 0;
+
+	poll_wait(file, &sg->recv_wq, wait);
+	poll_wait(file, &sg->send_wq, wait);
+	if (READ_ONCE(f->cons) && smp_load_acquire(&f->qtail) != f->qhead)
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (f->res && state == SPINDLE_GROUP_ACTIVE && sp_sg_free_slots(&sg->eng))
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	if (state == SPINDLE_GROUP_FAILED)
+		mask |= EPOLLERR;
+	if (state == SPINDLE_GROUP_DOWN)
+		mask |= EPOLLHUP;
+	return mask;
+}
+
+static void spindle_vm_open(struct vm_area_struct *vma)
+{
+	struct spindle_region *reg = vma->vm_private_data;
+
+	kref_get(&reg->ref);
+}
+
+static void spindle_vm_close(struct vm_area_struct *vma)
+{
+	spindle_region_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct spindle_vm_ops = {
+	.open = spindle_vm_open,
+	.close = spindle_vm_close,
+};
+
+static int spindle_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct spindle_file *f = file->private_data;
+	struct spindle_sg *sg = f->sg;
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	unsigned long len = vma->vm_end - vma->vm_start;
+	struct spindle_region *reg;
+	u64 r;
+	int ret;
+
+	r = (off >> SPINDLE_MMAP_SHIFT) - 1;
+	if (off & ((1ULL << SPINDLE_MMAP_SHIFT) - 1) || !off ||
+	    r >= sg->cfg.nsenders) {
+		pr_debug("mmap of subgroup %u at bad offset %#llx\n", sg->id, off);
+		return -EINVAL;
+	}
+	reg = sg->pay[r];
+	if (len > reg->size || !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if ((s64)r != sg->eng.my_rank) {
+		/* another sender's ring: never writable, not even later */
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vma->vm_flags &= ~VM_MAYWRITE;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	ret = remap_vmalloc_range(vma, reg->vaddr, 0);
+	if (ret)
+		return ret;
+	vma->vm_private_data = reg;
+	vma->vm_ops = &spindle_vm_ops;
+	spindle_vm_open(vma);
+	return 0;
+}
+
+static const struct file_operations spindle_fops = {
+	.owner = THIS_MODULE,
+	.open = spindle_open,
+	.release = spindle_file_release,
+	.unlocked_ioctl = spindle_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = spindle_mmap,
+	.poll = spindle_poll,
+	.llseek = no_llseek,
+};
+
+static ssize_t group_id_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct spindle_sg *sg = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", sg->group_id);
+}
+static DEVICE_ATTR_RO(group_id);
+
+static ssize_t subgroup_id_show(struct device *dev, struct device_attribute *attr,
+				char *buf)
+{
+	struct spindle_sg *sg = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", sg->id);
+}
+static DEVICE_ATTR_RO(subgroup_id);
+
+static struct attribute *spindle_dev_attrs[] = {
+	&dev_attr_group_id.attr,
+	&dev_attr_subgroup_id.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(spindle_dev);
+
+static char *spindle_devnode(struct device *dev, umode_t *mode)
+{
+	if (mode)
+		*mode = 0660;
+	return NULL;
+}
+
+/**
+ * spindle_sgdev_add - create /dev/spindleN for a subgroup
+ * @sg: subgroup
+ *
+ * Return: 0 or -errno.
+ */
+int spindle_sgdev_add(struct spindle_sg *sg)
+{
+	struct device *dev;
+	int minor;
+
+	mutex_lock(&spindle_minor_lock);
+	minor = idr_alloc(&spindle_minors, sg, 0, SPINDLE_MAX_MINORS, GFP_KERNEL);
+	mutex_unlock(&spindle_minor_lock);
+	if (minor < 0)
+		return minor;
+	sg->minor = minor;
+	dev = device_create_with_groups(spindle_class, NULL,
+					MKDEV(MAJOR(spindle_devt), minor), sg,
+					spindle_dev_groups, "spindle%d", minor);
+	if (IS_ERR(dev)) {
+		spindle_sgdev_del(sg);
+		return PTR_ERR(dev);
+	}
+	sg->dev = dev;
+	return 0;
+}
+
+void spindle_sgdev_del(struct spindle_sg *sg)
+{
+	if (sg->minor < 0)
+		return;
+	if (sg->dev)
+		device_destroy(spindle_class, MKDEV(MAJOR(spindle_devt), sg->minor));
+	mutex_lock(&spindle_minor_lock);
+	idr_remove(&spindle_minors, sg->minor);
+	mutex_unlock(&spindle_minor_lock);
+	sg->dev = NULL;
+	sg->minor = -1;
+}
+
+int spindle_sgdev_init(void)
+{
+	int ret;
+
+	ret = alloc_chrdev_region(&spindle_devt, 0, SPINDLE_MAX_MINORS, "spindle");
+	if (ret)
+		return ret;
+	spindle_class = class_create(THIS_MODULE, "spindle");
+	if (IS_ERR(spindle_class)) {
+		ret = PTR_ERR(spindle_class);
+		goto unregister;
+	}
+	spindle_class->devnode = spindle_devnode;
+	cdev_init(&spindle_cdev, &spindle_fops);
+	spindle_cdev.owner = THIS_MODULE;
+	ret = cdev_add(&spindle_cdev, spindle_devt, SPINDLE_MAX_MINORS);
+	if (ret)
+		goto destroy;
+	return 0;
+destroy:
+	class_destroy(spindle_class);
+unregister:
+	unregister_chrdev_region(spindle_devt, SPINDLE_MAX_MINORS);
+	return ret;
+}
+
+void spindle_sgdev_exit(void)
+{
+	cdev_del(&spindle_cdev);
+	class_destroy(spindle_class);
+	unregister_chrdev_region(spindle_devt, SPINDLE_MAX_MINORS);
+	idr_destroy(&spindle_minors);
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Spindle in-kernel API: totally ordered atomic multicast for kernel code.
+ *
+ * A group is brought up from userspace (spindlectl up); kernel code then
+ * looks up a subgroup it belongs to and:
+ *
+ *   sends:	spindle_reserve() hands out slots of this node's ring;
+ *		build each message in place at spindle_slot(); then
+ *		spindle_mark_ready() (or spindle_void() to give it up).
+ *		Slots go out in the order they were reserved.
+ *   receives:	spindle_attach() registers a consumer whose ->deliver() is
+ *		called by the predicate thread with every batch of
+ *		delivered messages, in delivery order.  Each message stays
+ *		valid, in place, until the consumer gives it back with
+ *		spindle_release(); until every consumer on every member has,
+ *		its sender cannot reuse the slot.
+ *
+ * /dev/spindleN is built on exactly these calls.
+ */
+#ifndef SPINDLE_KAPI_H
+#define SPINDLE_KAPI_H
+
+#include <linux/types.h>
+
+struct spindle_sg;
+struct spindle_consumer;
+
+/**
+ * struct spindle_msg - one delivered message
+ * @seq: position in the total order (ordered mode; unique id otherwise)
+ * @index: the sender's message number (nulls included)
+ * @data: the payload, in place in the sender's ring; read-only
+ * @offset: byte offset of @data in that ring
+ * @len: payload bytes
+ * @rank: sender rank in the subgroup
+ * @sender_id: sender's member id
+ */
+struct spindle_msg {
+	u64 seq;
+	u64 index;
+	const void *data;
+	u64 offset;
+	u32 len;
+	u32 rank;
+	u32 sender_id;
+};
+
+/**
+ * struct spindle_consumer_ops - what a consumer is told
+ * @deliver: a batch of delivered messages, oldest first.  Called from the
+ *	predicate kthread with a spinlock held: it must be fast and must not
+ *	sleep.  It may call spindle_release().
+ * @state_change: the group failed or went down (enum spindle_group_state);
+ *	nothing more is delivered.  Same context rules as @deliver.
+ */
+struct spindle_consumer_ops {
+	void (*deliver)(struct spindle_consumer *c, void *priv,
+			const struct spindle_msg *msgs, unsigned int n);
+	void (*state_change)(struct spindle_consumer *c, void *priv, int state);
+};
+
+/**
+ * struct spindle_sg_attr - what a subgroup looks like
+ * @group_id: group
+ * @subgroup_id: subgroup
+ * @self_id: this node's member id
+ * @mode: SPINDLE_MODE_ORDERED or SPINDLE_MODE_UNORDERED
+ * @window: slots per sender ring
+ * @max_msg: largest message
+ * @nmembers: members
+ * @nsenders: senders
+ * @my_rank: this node's sender rank, or -1
+ * @state: enum spindle_group_state
+ */
+struct spindle_sg_attr {
+	u32 group_id;
+	u32 subgroup_id;
+	u32 self_id;
+	u32 mode;
+	u32 window;
+	u32 max_msg;
+	u32 nmembers;
+	u32 nsenders;
+	s32 my_rank;
+	int state;
+};
+
+struct spindle_sg *spindle_sg_get(u32 group_id, u32 subgroup_id);
+void spindle_sg_put(struct spindle_sg *sg);
+void spindle_sg_attr(struct spindle_sg *sg, struct spindle_sg_attr *attr);
+
+int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first,
+		    long timeout);
+void *spindle_slot(struct spindle_sg *sg, u64 pos);
+int spindle_mark_ready(struct spindle_sg *sg, u64 pos, u32 len);
+int spindle_void(struct spindle_sg *sg, u64 pos);
+
+struct spindle_consumer *spindle_attach(struct spindle_sg *sg,
+					const struct spindle_consumer_ops *ops,
+					void *priv);
+void spindle_release(struct spindle_consumer *c, u32 n);
+void spindle_detach(struct spindle_consumer *c);
+
+#endif /* SPINDLE_KAPI_H */

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The predicate kthread: one per group.
+ *
+ * Each pass polls the CQ once, then for every subgroup runs the receive,
+ * send (publish), reclaim and delivery predicates of the engine, each of
+ * which takes everything there is and never waits for more; the writes they
+ * call for are queued per peer and posted as one chain per peer at the end
+ * of the pass, after every lock is dropped.
+ *
+ * Peers write into our memory without telling us, so there is no event for
+ * "a counter changed": while there is work the thread polls (yielding with
+ * cond_resched()); after spin_us without work it parks, first briefly, then
+ * in doubling steps up to max_sleep_us, and any doorbell wakes it at once:
+ * a message marked ready, a consumer releasing, a completion.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/hrtimer.h>
+#include <linux/module.h>
+
+#include "spindle.h"
+
+static unsigned int spin_us = 200;
+module_param(spin_us, uint, 0644);
+MODULE_PARM_DESC(spin_us, "Microseconds the predicate thread polls without work before it parks (default 200)");
+
+static unsigned int max_sleep_us = 1000;
+module_param(max_sleep_us, uint, 0644);
+MODULE_PARM_DESC(max_sleep_us, "Longest park of an idle predicate thread between checks of peers' counters, in microseconds (default 1000)");
+
+#define SPINDLE_MIN_SLEEP_US	20
+
+bool spindle_peer_ready(struct spindle_peer *peer)
+{
+	return peer && READ_ONCE(peer->state) == SPINDLE_PEER_READY;
+}
+
+/* Send queue entries free for this pass's chain. */
+u32 spindle_peer_room(const struct spindle_peer *peer)
+{
+	u64 used = peer->sq_posted + peer->chain_len - peer->sq_acked;
+
+	return used >= SPINDLE_SQ_DEPTH ? 0 : SPINDLE_SQ_DEPTH - (u32)used;
+}
+
+/* Mark chain entry @i signaled; the completion acknowledges all before it. */
+static void spindle_signal(struct spindle_peer *peer, u32 i)
+{
+	u64 pos = peer->sq_posted + i;
+	struct spindle_sig *sig = &peer->sigs[pos % SPINDLE_SQ_DEPTH];
+
+	sig->upto = pos + 1;
+	peer->chain[i].wr.send_flags |= IB_SEND_SIGNALED;
+	peer->chain[i].wr.wr_cqe = &sig->cqe;
+}
+
+/**
+ * spindle_peer_queue - append one engine write to a peer's chain
+ * @peer: a READY peer
+ * @sg: the subgroup the write belongs to
+ * @w: the write, in region offsets
+ *
+ * Splits it at MR chunk boundaries on either side.  A block is copied into
+ * the staging slot of the send queue entry that carries it, so that what
+ * the NIC reads is what the engine meant at this moment.
+ */
+void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
+			const struct sp_wr *w)
+{
+	struct spindle_group *g = peer->g;
+	const struct sp_meta_layout *lay = &g->layout[g->me];
+	const struct spindle_rregion *rr;
+	const struct spindle_mrset *lset;
+	u32 s = sg->index, len = w->len;
+	u64 loff, roff;
+
+	switch (w->kind) {
+	case SP_WR_PAYLOAD:
+		lset = &peer->l_pay[s];
+		rr = &peer->w_pay[s];
+		loff = w->offset;
+		roff = w->offset;
+		break;
+	case SP_WR_HDR:
+		lset = &peer->l_meta;
+		rr = &peer->w_meta;
+		loff = lay->hdr_off[s] + w->offset;
+		roff = loff;
+		break;
+	default: {
+		u64 pos = peer->sq_posted + peer->chain_len;
+
+		lset = &peer->l_stage;
+		rr = &peer->w_meta;
+		loff = (pos % SPINDLE_SQ_DEPTH) * peer->stage_entry;
+		roff = lay->block_off[s];
+		memcpy(peer->stage->vaddr + loff, sg->eng.blocks[sg->eng.me], len);
+		break;
+	}
+	}
+
+	while (len) {
+		u32 i = peer->chain_len, n, rkey = 0;
+		struct ib_sge *sge = &peer->chain_sge[i];
+		struct ib_rdma_wr *wr = &peer->chain[i];
+		u64 raddr = 0;
+
+		if (WARN_ON_ONCE(i >= peer->chain_cap))
+			return;
+		n = spindle_mrset_sge(lset, loff, len, sge);
+		if (n)
+			n = spindle_rregion_addr(rr, roff, n, &raddr, &rkey);
+		if (WARN_ON_ONCE(!n)) {
+			spindle_group_fail(g, peer->idx, "write outside a region");
+			return;
+		}
+		sge->length = n;
+		memset(wr, 0, sizeof(*wr));
+		wr->wr.opcode = IB_WR_RDMA_WRITE;
+		wr->wr.sg_list = sge;
+		wr->wr.num_sge = 1;
+		wr->wr.wr_cqe = &peer->err_cqe;
+		wr->remote_addr = raddr;
+		wr->rkey = rkey;
+		peer->chain_len++;
+		if ((peer->sq_posted + peer->chain_len) % SPINDLE_SIGNAL_EVERY == 0)
+			spindle_signal(peer, i);
+		loff += n;
+		roff += n;
+		len -= n;
+		sg->writes_posted++;
+		sg->bytes_posted += n;
+	}
+}
+
+/**
+ * spindle_peer_flush - post a peer's chain with one ib_post_send()
+ * @peer: a READY peer
+ *
+ * Return: number of writes posted, or -errno after failing the peer.
+ */
+int spindle_peer_flush(struct spindle_peer *peer)
+{
+	const struct ib_send_wr *bad = NULL;
+	u32 n = peer->chain_len, i;
+	int ret;
+
+	if (!n)
+		return 0;
+	/* when draining for teardown, every chain ends signaled */
+	if (READ_ONCE(peer->g->stopping) &&
+	    !(peer->chain[n - 1].wr.send_flags & IB_SEND_SIGNALED))
+		spindle_signal(peer, n - 1);
+	for (i = 0; i + 1 < n; i++)
+		peer->chain[i].wr.next = &peer->chain[i + 1].wr;
+	peer->chain[n - 1].wr.next = NULL;
+	ret = ib_post_send(peer->qp, &peer->chain[0].wr, &bad);
+	peer->chain_len = 0;
+	if (ret) {
+		for (i = 0; i < n && bad != &peer->chain[i].wr; i++)
+			;
+		peer->sq_posted += i;
+		pr_warn_ratelimited("group %u: posting to member %u failed: %d\n",
+				    peer->g->id, peer->id, ret);
+		spindle_peer_lost(peer, "post_send failed");
+		return ret;
+	}
+	peer->sq_posted += n;
+	return n;
+}
+
+static int spindle_poll_cq(struct spindle_group *g)
+{
+	struct ib_wc wc[16];
+	int n, i, total = 0;
+
+	if (!g->cq)
+		return 0;
+	while (total < 256 && (n = ib_poll_cq(g->cq, ARRAY_SIZE(wc), wc)) > 0) {
+		for (i = 0; i < n; i++)
+			wc[i].wr_cqe->done(g->cq, &wc[i]);
+		total += n;
+	}
+	return total;
+}
+
+/* Hand a batch to every consumer; with none, hold it (and count nothing). */
+static int spindle_sg_deliver(struct spindle_sg *sg)
+{
+	struct sp_sg *e = &sg->eng;
+	struct spindle_consumer *c;
+	u64 floor = U64_MAX, before = e->rel_descs;
+	u32 n, i;
+
+	spin_lock(&sg->cons_lock);
+	if (list_empty(&sg->consumers)) {
+		/* nobody holds what was delivered before the last one left */
+		sp_sg_release(e, e->dl_descs);
+		spin_unlock(&sg->cons_lock);
+		return e->rel_descs != before;
+	}
+	list_for_each_entry(c, &sg->consumers, node)
+		floor = min_t(u64, floor, atomic64_read(&c->released));
+	sp_sg_release(e, floor);
+	n = sp_sg_deliver(e, sg->descs, e->log_size);
+	for (i = 0; i < n; i++) {
+		const struct sp_desc *d = &sg->descs[i];
+		struct spindle_msg *m = &sg->batch[i];
+
+		m->seq = d->seq;
+		m->index = d->index;
+		m->offset = sp_sg_payload_offset(e, d->pay_pos);
+		m->data = sg->pay[d->rank]->vaddr + m->offset;
+		m->len = d->len;
+		m->rank = d->rank;
+		m->sender_id = sg->rank_id[d->rank];
+	}
+	if (n) {
+		list_for_each_entry(c, &sg->consumers, node) {
+			WRITE_ONCE(c->given, e->dl_descs);
+			c->ops->deliver(c, c->priv, sg->batch, n);
+		}
+	}
+	spin_unlock(&sg->cons_lock);
+	return n + (e->rel_descs != before);
+}
+
+/*
+ * One subgroup's predicates.  After a member fails (@failed) nothing new is
+ * published, but what the others already sent is still received, delivered
+ * and acknowledged: only a member caught writing garbage stops the receive
+ * predicate, for good.
+ */
+static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
+			   bool failed)
+{
+	struct sp_sg *e = &sg->eng;
+	struct sp_wr w[SP_EMIT_MAX];
+	int work = 0, ret, freed;
+	u32 m, i, n;
+
+	if (e->fault_member < 0) {
+		ret = sp_sg_receive(e);
+		if (ret < 0) {
+			u32 bad = sg->member_idx[e->fault_member];
+
+			pr_warn_ratelimited("group %u subgroup %u: member %u wrote an invalid %s: treating it as failed\n",
+					    g->id, sg->id, g->cfg.members[bad].id,
+					    e->fault_what);
+			spindle_group_fail(g, bad, e->fault_what);
+			failed = true;
+		} else {
+			work += ret;
+		}
+	}
+	spin_lock(&sg->lock);
+	if (!failed && !READ_ONCE(g->stopping))
+		work += sp_sg_publish(e);
+	freed = sp_sg_reclaim(e);
+	spin_unlock(&sg->lock);
+	if (freed) {
+		work += freed;
+		wake_up_all(&sg->send_wq);
+	}
+	work += spindle_sg_deliver(sg);
+
+	/* what changed goes out, even after a failure: peers still need it */
+	for (m = 0; m < e->nmembers; m++) {
+		struct spindle_peer *peer = g->peers[sg->member_idx[m]];
+
+		if (m == e->me || !spindle_peer_ready(peer) ||
+		    !sp_sg_has_output(e, m))
+			continue;
+		n = sp_sg_emit(e, m, spindle_peer_room(peer) / peer->split_max, w);
+		for (i = 0; i < n; i++)
+			spindle_peer_queue(peer, sg, &w[i]);
+		work += n;
+	}
+	return work;
+}
+
+static int spindle_pass(struct spindle_group *g)
+{
+	int work, state;
+	u32 i, s;
+
+	atomic_set(&g->doorbell, 0);
+	work = spindle_poll_cq(g);
+	state = READ_ONCE(g->state);
+	if (state == SPINDLE_GROUP_CONNECTING) {
+		for (i = 0; i < g->cfg.nmembers; i++) {
+			struct spindle_peer *peer = g->peers[i];
+
+			if (i == g->me || READ_ONCE(peer->state) != SPINDLE_PEER_CONNECTED ||
+			    !smp_load_acquire(&peer->hello_sent) || !peer->hello_done)
+				continue;
+			spindle_peer_make_ready(peer);
+			work++;
+		}
+		spindle_group_check_active(g);
+		return work;
+	}
+	if (state != SPINDLE_GROUP_ACTIVE && state != SPINDLE_GROUP_FAILED)
+		return work;
+	for (s = 0; s < g->cfg.nsubgroups; s++)
+		if (g->sgs[s])
+			work += spindle_sg_pass(g, g->sgs[s],
+						state == SPINDLE_GROUP_FAILED);
+	for (i = 0; i < g->cfg.nmembers; i++)
+		if (i != g->me && spindle_peer_ready(g->peers[i]))
+			spindle_peer_flush(g->peers[i]);
+	return work;
+}
+
+/* Park until a doorbell, a completion, or @us microseconds. */
+static void spindle_park(struct spindle_group *g, unsigned int us)
+{
+	ktime_t t = ns_to_ktime((u64)us * NSEC_PER_USEC);
+
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (atomic_read(&g->doorbell) || kthread_should_stop()) {
+		__set_current_state(TASK_RUNNING);
+		return;
+	}
+	if (g->cq && ib_req_notify_cq(g->cq, IB_CQ_NEXT_COMP |
+				      IB_CQ_REPORT_MISSED_EVENTS) > 0) {
+		__set_current_state(TASK_RUNNING);
+		return;
+	}
+	schedule_hrtimeout_range(&t, us * NSEC_PER_USEC / 4, HRTIMER_MODE_REL);
+	__set_current_state(TASK_RUNNING);
+}
+
+/**
+ * spindle_thread_fn - the predicate thread of a group
+ * @data: the group
+ *
+ * Return: 0 when stopped.
+ */
+int spindle_thread_fn(void *data)
+{
+	struct spindle_group *g = data;
+	u64 last_work = ktime_get_ns();
+	unsigned int sleep_us = SPINDLE_MIN_SLEEP_US;
+
+	while (!kthread_should_stop()) {
+		u64 t0 = ktime_get_ns(), t1;
+		int work = spindle_pass(g);
+
+		t1 = ktime_get_ns();
+		if (work) {
+			g->busy_ns += t1 - t0;
+			last_work = t1;
+			sleep_us = SPINDLE_MIN_SLEEP_US;
+			cond_resched();
+			continue;
+		}
+		if (t1 - last_work < (u64)READ_ONCE(spin_us) * NSEC_PER_USEC) {
+			g->busy_ns += t1 - t0;
+			cond_resched();
+			continue;
+		}
+		spindle_park(g, sleep_us);
+		g->idle_ns += ktime_get_ns() - t1;
+		sleep_us = min(sleep_us * 2, max(READ_ONCE(max_sleep_us),
+						 (unsigned int)SPINDLE_MIN_SLEEP_US));
+	}
+	return 0;
+}

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# Run spindle-bw as a test step (sourced, after ktap.sh and spindle.sh).
+#
+#   bw_run NAME SPINDLE-BW-ARGS...
+# writes $LOGDIR/NAME.log (deliveries), NAME.json (its JSON line) and
+# NAME.err, checks the run locally (exit 0, all delivered, no bad payload,
+# log obeys FIFO / round-robin) and records one KTAP result NAME.
+# scripts/check compares the logs across guests afterwards.
+LOGDIR=${SPINDLE_OUT:-/tmp}/logs
+mkdir -p "$LOGDIR"
+
+bw_run() {
+	_name=$1
+	shift
+	build/bin/spindle-bw --log "$LOGDIR/$_name.log" "$@" \
+		>"$LOGDIR/$_name.json" 2>"$LOGDIR/$_name.err"
+	_rc=$?
+	_json=$(grep '^{' "$LOGDIR/$_name.json" | tail -n 1)
+	ktap_diag "$_name: $_json"
+	if [ $_rc != 0 ] || [ -z "$_json" ]; then
+		ktap_diag "$_name: spindle-bw exit $_rc: $(tail -n 3 "$LOGDIR/$_name.err")"
+		ktap_result fail "$_name"
+		return 1
+	fi
+	_mode=$(echo "$_json" | jq -r .mode)
+	_ns=$(echo "$_json" | jq -r .senders)
+	_per=$(echo "$_json" | jq -r .messages_per_sender)
+	_size=$(echo "$_json" | jq -r .size)
+	if ! awk -v mode="$_mode" -v nsenders="$_ns" -v per="$_per" -v len="$_size" \
+		-f selftests/lib/checklog.awk "$LOGDIR/$_name.log" >"$LOGDIR/$_name.check"; then
+		sed 's/^/# /' "$LOGDIR/$_name.check"
+		ktap_result fail "$_name"
+		return 1
+	fi
+	ktap_result ok "$_name"
+}
+
+# A port per test, so that a guest still tearing down the last test's group
+# never meets the next one's connection attempts.
+bw_port() {
+	echo $((7500 + $1))
+}

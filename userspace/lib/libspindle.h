@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * libspindle: a small C library over the Spindle ABI (linux/spindle.h).
+ *
+ *   configuration	spindle_cfg_parse() reads the text format (README),
+ *			spindle_up() / spindle_down() / spindle_group_info()
+ *			talk to /dev/spindle_ctl.
+ *   a subgroup		spindle_open() opens /dev/spindleN for a group and
+ *			subgroup and maps every sender's ring.
+ *   sending		p = spindle_get_slot(); build the message at p;
+ *			spindle_commit(len).  Commits are marked ready in
+ *			batches; spindle_flush() marks what is pending now.
+ *   receiving		n = spindle_recv(h, timeout); h->descs[0..n) describe
+ *			the messages, spindle_msg_data() finds them in place;
+ *			they stay valid until the next spindle_recv().
+ *
+ * Functions return 0 or a count on success and -errno on failure; where
+ * an error needs words, they go into the caller's buffer.
+ */
+#ifndef LIBSPINDLE_H
+#define LIBSPINDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/spindle.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct spindle_cfg_subgroup {
+	uint32_t id;
+	uint32_t window;
+	uint32_t max_msg;
+	uint32_t mode;
+	uint32_t nmembers;
+	uint32_t nsenders;
+	uint32_t members[SPINDLE_MAX_MEMBERS];
+	uint32_t senders[SPINDLE_MAX_MEMBERS];
+};
+
+struct spindle_cfg {
+	uint32_t group_id;
+	uint32_t self_id;		/* SPINDLE_SELF_AUTO by default */
+	uint32_t nmembers;
+	uint32_t nsubgroups;
+	struct spindle_member_cfg members[SPINDLE_MAX_MEMBERS];
+	struct spindle_cfg_subgroup subgroups[SPINDLE_MAX_SUBGROUPS];
+};
+
+int spindle_cfg_parse(const char *path, struct spindle_cfg *cfg,
+		      char *err, size_t errlen);
+int spindle_cfg_parse_text(const char *text, struct spindle_cfg *cfg,
+			   char *err, size_t errlen);
+const char *spindle_cfg_err_name(uint32_t field);
+int spindle_parse_addr(const char *s, uint16_t default_port,
+		       struct spindle_member_cfg *m);
+
+int spindle_ctl_open(void);
+int spindle_up(int ctl, const struct spindle_cfg *cfg, uint32_t *self_id,
+	       char *err, size_t errlen);
+int spindle_down(int ctl, uint32_t group_id, uint32_t timeout_ms);
+
+struct spindle_group_status {
+	struct spindle_ctl_group_info info;
+	struct spindle_member_info members[SPINDLE_MAX_MEMBERS];
+	struct spindle_subgroup_info subgroups[SPINDLE_MAX_SUBGROUPS];
+};
+
+int spindle_group_info(int ctl, uint32_t group_id, uint32_t index,
+		       struct spindle_group_status *st);
+const char *spindle_group_state_name(uint32_t state);
+const char *spindle_peer_state_name(uint32_t state);
+
+/* Find /dev/spindleN of a group's subgroup (through sysfs). */
+int spindle_find_device(uint32_t group_id, uint32_t subgroup_id,
+			char *path, size_t len);
+
+struct spindle_handle {
+	int fd;
+	struct spindle_info info;
+	struct spindle_ring_info rings[SPINDLE_MAX_MEMBERS];
+	void *ring[SPINDLE_MAX_MEMBERS];	/* mapped rings, by sender rank */
+	/* sending */
+	uint64_t res_next;			/* next reserved slot to hand out */
+	uint32_t res_left;			/* reserved, not yet handed out */
+	uint32_t batch;				/* commits marked per call */
+	uint32_t ncommit;			/* committed, not yet marked */
+	uint32_t *lens;				/* [window] */
+	uint64_t send_calls;
+	/* receiving */
+	struct spindle_desc *descs;
+	uint32_t max_descs;
+	uint64_t recv_calls;
+};
+
+int spindle_open(struct spindle_handle *h, uint32_t group_id,
+		 uint32_t subgroup_id, int oflags);
+int spindle_open_path(struct spindle_handle *h, const char *path, int oflags);
+void spindle_close(struct spindle_handle *h);
+
+void *spindle_get_slot(struct spindle_handle *h, int timeout_ms);
+int spindle_commit(struct spindle_handle *h, uint32_t len);
+int spindle_flush(struct spindle_handle *h);
+
+int spindle_recv(struct spindle_handle *h, int timeout_ms);
+
+static inline const void *spindle_msg_data(const struct spindle_handle *h,
+					   const struct spindle_desc *d)
+{
+	return (const char *)h->ring[d->rank] + d->offset;
+}
+
+uint32_t spindle_crc32c(uint32_t crc, const void *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBSPINDLE_H */
