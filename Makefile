@@ -41,7 +41,7 @@ LIBSPINDLE_PIC := $(LIB)/libspindle.pic.o
 BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat
 
-.PHONY: all module userspace selftests unit check clean help
+.PHONY: all module userspace selftests unit check clean help print-kdir lint
 
 all: module userspace selftests
 
@@ -86,7 +86,7 @@ unit: $(UNIT_BINS)
 
 $(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SRCS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -o $@ $< $(PROTO_SRCS)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
 
 check: all
 	scripts/check
@@ -94,3 +94,6 @@ check: all
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(O_BUILD)
+
+print-kdir:
+	@echo $(KDIR)

@@ -418,6 +418,7 @@ static void spindle_established(struct spindle_peer *peer)
 		spindle_peer_lost(peer, "key exchange failed");
 		return;
 	}
+	/* pairs with the kthread's acquire: sq_posted is set before this */
 	smp_store_release(&peer->hello_sent, true);
 	spindle_ring_doorbell(g);
 	pr_info("group %u: connected to member %u\n", g->id, peer->id);
@@ -510,6 +511,7 @@ static int spindle_peer_event(struct spindle_peer *peer, struct rdma_cm_id *id,
 static int spindle_connect_request(struct spindle_group *g, struct rdma_cm_id *id,
 				   struct rdma_cm_event *ev)
 {
+	struct sockaddr *from = (struct sockaddr *)&id->route.addr.dst_addr;
 	struct rdma_conn_param param = {};
 	struct spindle_cm_priv priv;
 	struct spindle_peer *peer;
@@ -526,9 +528,9 @@ static int spindle_connect_request(struct spindle_group *g, struct rdma_cm_id *i
 				    g->id, peer->id);
 		goto reject;
 	}
-	if (!spindle_same_host((struct sockaddr *)&id->route.addr.dst_addr, &peer->addr)) {
+	if (!spindle_same_host(from, &peer->addr)) {
 		pr_warn_ratelimited("group %u: connection claiming member %u comes from %pISc, not %pISc\n",
-				    g->id, peer->id, (struct sockaddr *)&id->route.addr.dst_addr, &peer->addr);
+				    g->id, peer->id, from, &peer->addr);
 		goto reject;
 	}
 	spin_lock_irqsave(&g->peer_lock, flags);

@@ -18,6 +18,7 @@
 
 #include "spindle.h"
 
+/* the groups up on this node; control operations hold the lock */
 DEFINE_MUTEX(spindle_groups_lock);
 LIST_HEAD(spindle_groups);
 

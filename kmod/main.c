@@ -18,6 +18,7 @@
 #include <linux/spindle.h>
 #include "spindle.h"
 
+/* the RDMA devices the ib_client has seen */
 DEFINE_MUTEX(spindle_devices_lock);
 LIST_HEAD(spindle_devices);
 

@@ -92,6 +92,7 @@ static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
 		d->reserved = 0;
 		tail++;
 	}
+	/* the descriptors are written before the tail that publishes them */
 	smp_store_release(&f->qtail, tail);
 	wake_up_interruptible(&f->sg->recv_wq);
 }
@@ -339,12 +340,16 @@ static int spindle_file_attach(struct spindle_file *f)
 	return 0;
 }
 
+/* Descriptors queued for @f and not yet taken by RECV. */
+static u64 spindle_queued(struct spindle_file *f)
+{
+	/* pairs with the release in spindle_file_deliver() */
+	return smp_load_acquire(&f->qtail) - f->qhead;
+}
+
 static bool spindle_recv_ready(struct spindle_file *f)
 {
-	int state = spindle_sg_state(f->sg);
-
-	return smp_load_acquire(&f->qtail) != f->qhead ||
-	       state == SPINDLE_GROUP_DOWN;
+	return spindle_queued(f) || spindle_sg_state(f->sg) == SPINDLE_GROUP_DOWN;
 }
 
 static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
@@ -353,7 +358,6 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 	struct spindle_sg *sg = f->sg;
 	struct spindle_recv arg;
 	struct spindle_desc __user *udesc;
-	u64 tail;
 	u32 n, first, part;
 	long left;
 	int ret;
@@ -393,8 +397,7 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 				ret = -ETIMEDOUT;
 		}
 	}
-	tail = smp_load_acquire(&f->qtail);
-	n = min_t(u64, arg.max, tail - f->qhead);
+	n = min_t(u64, arg.max, spindle_queued(f));
 	if (!n) {
 		int state = spindle_sg_state(sg);
 
@@ -418,7 +421,7 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 	f->held = n;
 done:
 	arg.count = f->held;
-	arg.pending = smp_load_acquire(&f->qtail) - f->qhead;
+	arg.pending = spindle_queued(f);
 	if (ret != -EFAULT && copy_to_user(uarg, &arg, sizeof(arg)))
 		ret = -EFAULT;
 unlock:
@@ -452,7 +455,7 @@ static __poll_t spindle_poll(struct file *file, poll_table *wait)
 
 	poll_wait(file, &sg->recv_wq, wait);
 	poll_wait(file, &sg->send_wq, wait);
-	if (READ_ONCE(f->cons) && smp_load_acquire(&f->qtail) != f->qhead)
+	if (READ_ONCE(f->cons) && spindle_queued(f))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	if (f->res && state == SPINDLE_GROUP_ACTIVE && sp_sg_free_slots(&sg->eng))
 		mask |= EPOLLOUT | EPOLLWRNORM;

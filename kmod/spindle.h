@@ -201,11 +201,11 @@ struct spindle_sg {
 	struct device *dev;
 	struct sp_sg eng;
 	struct sp_sg_cfg cfg;
-	spinlock_t lock;		/* producer state of eng */
+	spinlock_t lock;		/* producer state of eng; g */
 	wait_queue_head_t send_wq;	/* free slots, state changes */
 	wait_queue_head_t recv_wq;	/* deliveries, state changes */
 
-	spinlock_t cons_lock;
+	spinlock_t cons_lock;		/* consumers and their queues */
 	struct list_head consumers;
 	u32 nconsumers;
 	struct spindle_msg *batch;	/* [log_size], the kthread only */
@@ -246,7 +246,7 @@ struct spindle_group {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
-	spinlock_t peer_lock;
+	spinlock_t peer_lock;		/* peer states, cm ids, state */
 	struct spindle_peer *peers[SP_MAX_MEMBERS];	/* by member index */
 	u32 npeers_ready;
 	struct spindle_sg *sgs[SP_MAX_SUBGROUPS];	/* by config index */

@@ -294,8 +294,10 @@ static int spindle_pass(struct spindle_group *g)
 		for (i = 0; i < g->cfg.nmembers; i++) {
 			struct spindle_peer *peer = g->peers[i];
 
-			if (i == g->me || READ_ONCE(peer->state) != SPINDLE_PEER_CONNECTED ||
-			    !smp_load_acquire(&peer->hello_sent) || !peer->hello_done)
+			if (i == g->me || READ_ONCE(peer->state) != SPINDLE_PEER_CONNECTED)
+				continue;
+			/* pairs with the release in spindle_established() */
+			if (!smp_load_acquire(&peer->hello_sent) || !peer->hello_done)
 				continue;
 			spindle_peer_make_ready(peer);
 			work++;
@@ -365,8 +367,8 @@ int spindle_thread_fn(void *data)
 		}
 		spindle_park(g, sleep_us);
 		g->idle_ns += ktime_get_ns() - t1;
-		sleep_us = min(sleep_us * 2, max(READ_ONCE(max_sleep_us),
-						 (unsigned int)SPINDLE_MIN_SLEEP_US));
+		sleep_us = min(sleep_us * 2, max_t(unsigned int, READ_ONCE(max_sleep_us),
+						   SPINDLE_MIN_SLEEP_US));
 	}
 	return 0;
 }

@@ -15,8 +15,8 @@
 #define SP_MAX_MEMBERS		32
 #define SP_MAX_SUBGROUPS	32
 #define SP_MAX_WINDOW		4096
-#define SP_MAX_MSG		(1U << 20)
-#define SP_MAX_RING_BYTES	(64U << 20)	/* window * slot size */
+#define SP_MAX_MSG		(1024U * 1024U)
+#define SP_MAX_RING_BYTES	(64U * 1024U * 1024U)	/* window * slot size */
 #define SP_SLOT_ALIGN		64		/* payload slots: whole cache lines */
 
 enum sp_mode {

@@ -426,6 +426,10 @@ int sp_sg_receive(struct sp_sg *sg)
 
 		if ((s32)r == sg->my_rank)
 			continue;
+		/*
+		 * The guard: acquire, so the headers read below are no older
+		 * than the count (the peer wrote them first, on the same QP).
+		 */
 		pub = le64_to_cpu(smp_load_acquire(&sg->blocks[member]->hdr_pub));
 		if (pub == rx->hdr_seen)
 			continue;

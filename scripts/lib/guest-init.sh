@@ -165,6 +165,10 @@ stage2() {
 		done
 		fail "after ${PEER_WAIT}s: no answer from:${down:- none}; $(rdma link show rxe0/1)"
 	fi
+	if [ "${load_module:-1}" = 1 ] && [ -f "$repo/kmod/spindle.ko" ]; then
+		modprobe -a ib_core rdma_cm || fail "modprobe rdma_cm failed"
+		insmod "$repo/kmod/spindle.ko" || fail "insmod $repo/kmod/spindle.ko failed"
+	fi
 	: >"$SPINDLE_OUT/.ready"
 	wait_for "$timeout" test -e "$SPINDLE_OUT/.go" || fail "no go-ahead from the host"
 	cd "$repo" || fail "cannot cd to $repo"

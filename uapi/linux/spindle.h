@@ -60,14 +60,14 @@
 #define SPINDLE_MAX_MEMBERS	32
 #define SPINDLE_MAX_SUBGROUPS	32
 #define SPINDLE_MAX_WINDOW	4096
-#define SPINDLE_MAX_MSG		(1U << 20)
+#define SPINDLE_MAX_MSG		0x100000	/* 1 MiB */
 
 #define SPINDLE_SELF_AUTO	0xffffffffU	/* find self from local addresses */
 #define SPINDLE_LEN_VOID	0xffffffffU	/* give a reservation up */
 
 enum spindle_mode {
 	SPINDLE_MODE_ORDERED = 1,	/* round-robin total order */
-	SPINDLE_MODE_UNORDERED = 2,	/* FIFO per sender, on receipt */
+	SPINDLE_MODE_UNORDERED = 2	/* FIFO per sender, on receipt */
 };
 
 /* Which field of a configuration SPINDLE_CTL_UP rejected (.err_field). */
@@ -94,7 +94,7 @@ enum spindle_cfg_err {
 	SPINDLE_CFG_E_FLAGS,		/* unknown flag or reserved field */
 	SPINDLE_CFG_E_GROUP_EXISTS,	/* group_id already up (EEXIST) */
 	SPINDLE_CFG_E_SELF_AMBIGUOUS,	/* several members' addresses are local */
-	SPINDLE_CFG_E_NO_DEVICE,	/* self's address has no RDMA device */
+	SPINDLE_CFG_E_NO_DEVICE	/* self's address has no RDMA device */
 };
 
 /* ---- /dev/spindle_ctl ---- */
@@ -207,7 +207,7 @@ enum spindle_group_state {
 	SPINDLE_GROUP_CONNECTING = 1,	/* waiting for every peer */
 	SPINDLE_GROUP_ACTIVE = 2,	/* all connected, multicast running */
 	SPINDLE_GROUP_FAILED = 3,	/* a peer failed or left: no more sends */
-	SPINDLE_GROUP_DOWN = 4,		/* torn down */
+	SPINDLE_GROUP_DOWN = 4		/* torn down */
 };
 
 enum spindle_peer_state {
@@ -216,7 +216,7 @@ enum spindle_peer_state {
 	SPINDLE_PEER_CONNECTING = 2,
 	SPINDLE_PEER_CONNECTED = 3,	/* QP up, exchanging region keys */
 	SPINDLE_PEER_READY = 4,		/* keys exchanged: writes flow */
-	SPINDLE_PEER_FAILED = 5,
+	SPINDLE_PEER_FAILED = 5
 };
 
 /**
@@ -330,7 +330,7 @@ struct spindle_ctl_group_info {
 
 /* ---- /dev/spindleN ---- */
 
-#define SPINDLE_RING_WRITABLE	(1U << 0)	/* this node's own send ring */
+#define SPINDLE_RING_WRITABLE	0x1	/* this node's own send ring */
 
 /**
  * struct spindle_ring_info - where a sender's ring is mapped
@@ -380,7 +380,7 @@ struct spindle_info {
 	__u32 reserved[4];
 };
 
-#define SPINDLE_SEND_NONBLOCK	(1U << 0)	/* reserve: EAGAIN, never wait */
+#define SPINDLE_SEND_NONBLOCK	0x1	/* reserve: EAGAIN, never wait */
 
 /**
  * struct spindle_send - SPINDLE_IOC_SEND: mark ready, then reserve
