@@ -523,6 +523,8 @@ static int spindle_connect_request(struct spindle_group *g, struct rdma_cm_id *i
 	if (idx < 0)
 		goto reject;
 	peer = g->peers[idx];
+	if (!peer)	/* cannot happen: the group listens once its peers exist */
+		goto reject;
 	if (peer->active) {
 		pr_warn_ratelimited("group %u: member %u connected to us, but we connect to it\n",
 				    g->id, peer->id);
@@ -594,14 +596,15 @@ int spindle_cm_handler_entry(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 }
 
 /**
- * spindle_listen - start accepting connections on this member's address
+ * spindle_bind - bind the group's listener to this member's address
  * @g: group
  * @self: this member's address and port
  *
- * Also fixes which RDMA device the group uses.
+ * Fixes which RDMA device the group uses.  Nothing is accepted until
+ * spindle_listen(): a request must never meet a half-built group.
  * Return: 0 or -errno (-ENODEV: no RDMA device has that address).
  */
-int spindle_listen(struct spindle_group *g, struct sockaddr_storage *self)
+int spindle_bind(struct spindle_group *g, struct sockaddr_storage *self)
 {
 	struct rdma_cm_id *id;
 	int ret;
@@ -622,16 +625,26 @@ int spindle_listen(struct spindle_group *g, struct sockaddr_storage *self)
 		ret = -ENODEV;
 		goto fail;
 	}
-	ret = rdma_listen(id, 32);
-	if (ret) {
-		pr_warn("group %u: cannot listen on %pISpc: %d\n", g->id, self, ret);
-		goto fail;
-	}
 	g->listen_id = id;
 	g->ibdev = id->device;
 	return 0;
 fail:
 	rdma_destroy_id(id);
+	return ret;
+}
+
+/**
+ * spindle_listen - start accepting the peers' connection requests
+ * @g: a group whose peers, memory and thread all exist
+ *
+ * Return: 0 or -errno.
+ */
+int spindle_listen(struct spindle_group *g)
+{
+	int ret = rdma_listen(g->listen_id, 32);
+
+	if (ret)
+		pr_warn("group %u: cannot listen: %d\n", g->id, ret);
 	return ret;
 }
 

@@ -273,7 +273,7 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	spin_lock_init(&g->peer_lock);
 	atomic_set(&g->doorbell, 0);
 
-	ret = spindle_listen(g, self);
+	ret = spindle_bind(g, self);
 	if (ret)
 		goto fail;
 	if (npeers &&
@@ -341,6 +341,12 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		goto fail;
 	}
 	get_task_struct(g->thread);
+	/* from here on requests may arrive: everything they touch exists */
+	ret = spindle_listen(g);
+	if (ret) {
+		kthread_stop(g->thread);
+		goto fail;
+	}
 	if (!npeers)
 		spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
 	list_add_tail(&g->node, &spindle_groups);

@@ -296,7 +296,9 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 		if (ret)
 			goto out;
 	}
-	if (arg.reserve) {
+	if (arg.reserve && f->pending == sg->cfg.window) {
+		ret = -EINVAL;	/* it holds every slot: mark some first */
+	} else if (arg.reserve) {
 		timeout = (arg.flags & SPINDLE_SEND_NONBLOCK) ||
 			  (file->f_flags & O_NONBLOCK) ? 0 :
 			  msecs_to_jiffies(arg.timeout_ms);

@@ -277,7 +277,8 @@ void spindle_ring_doorbell(struct spindle_group *g);
 void spindle_group_check_active(struct spindle_group *g);
 
 /* conn.c */
-int spindle_listen(struct spindle_group *g, struct sockaddr_storage *self);
+int spindle_bind(struct spindle_group *g, struct sockaddr_storage *self);
+int spindle_listen(struct spindle_group *g);
 int spindle_peer_init(struct spindle_group *g, u32 idx);
 void spindle_peer_start(struct spindle_peer *peer);
 void spindle_peer_destroy(struct spindle_peer *peer);

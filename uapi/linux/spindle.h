@@ -396,7 +396,8 @@ struct spindle_info {
  * @pending: out: reservations this file holds now
  * @reserved: must be zero
  *
- * Errors: EINVAL (count over what the file holds, or bad flags), EMSGSIZE
+ * Errors: EINVAL (count over what the file holds, bad flags, or a
+ * reservation while the file already holds the whole window), EMSGSIZE
  * (a length over max_msg: nothing is marked), EPERM (this node does not send
  * here, or the file was not opened for writing), EAGAIN / ETIMEDOUT (no
  * free slot: the marking part still happened), ENOTCONN / EIO (the group is
