@@ -197,10 +197,16 @@ static int spindle_sg_deliver(struct spindle_sg *sg)
 
 	spin_lock(&sg->cons_lock);
 	if (list_empty(&sg->consumers)) {
-		/* nobody holds what was delivered before the last one left */
+		/*
+		 * Nobody holds what was delivered before the last consumer
+		 * left; data waits for the next one, nulls pass.
+		 */
+		u64 passed = e->dl_passed;
+
 		sp_sg_release(e, e->dl_descs);
+		sp_sg_deliver(e, sg->descs, 0);
 		spin_unlock(&sg->cons_lock);
-		return e->rel_descs != before;
+		return e->rel_descs != before || e->dl_passed != passed;
 	}
 	list_for_each_entry(c, &sg->consumers, node)
 		floor = min_t(u64, floor, atomic64_read(&c->released));

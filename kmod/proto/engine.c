@@ -460,6 +460,7 @@ static bool sp_step(struct sp_sg *sg, u32 rank, struct sp_desc *d)
 
 	d->rank = rank;
 	d->index = rx->dl_idx++;
+	sg->dl_passed++;
 	if (sh->kind == SP_HDR_NULLS) {
 		if (++rx->dl_sub == sh->count) {
 			rx->dl_sub = 0;
@@ -471,6 +472,14 @@ static bool sp_step(struct sp_sg *sg, u32 rank, struct sp_desc *d)
 	d->pay_pos = rx->dl_pay++;
 	d->len = sh->len;
 	return sh->kind == SP_HDR_DATA;
+}
+
+/* Is sender @rank's next message (one it has received) a data message? */
+static bool sp_next_is_data(const struct sp_sg *sg, u32 rank)
+{
+	const struct sp_rx *rx = &sg->rx[rank];
+
+	return rx->shadow[sp_ring_slot(rx->dl_hdr, sg->hdr_slots)].kind == SP_HDR_DATA;
 }
 
 static void sp_log(struct sp_sg *sg, const struct sp_desc *d)
@@ -524,7 +533,9 @@ static u64 sp_stable_seq(const struct sp_sg *sg)
  * Ordered mode delivers, in sequence order, every message that all members
  * have received; unordered mode every received message, FIFO per sender.
  * Descriptors stay valid (and their slots unreused) until released with
- * sp_sg_release(); at most window * nsenders are outstanding.
+ * sp_sg_release(); at most window * nsenders are outstanding.  Nulls are
+ * passed whatever @max is: with @max 0 (no consumer) data waits, nulls do
+ * not, so a subgroup nobody reads still frees the slots nulls took.
  * Return: number of descriptors written to @out.
  */
 u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max)
@@ -538,8 +549,12 @@ u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max)
 	if (sg->mode == SP_MODE_ORDERED) {
 		u64 stable = sp_stable_seq(sg);
 
-		while (sg->dl_seq < stable && n < max) {
-			bool data = sp_step(sg, sg->dl_rank, &d);
+		while (sg->dl_seq < stable) {
+			bool data;
+
+			if (n == max && sp_next_is_data(sg, sg->dl_rank))
+				break;
+			data = sp_step(sg, sg->dl_rank, &d);
 
 			d.seq = sg->dl_seq++;
 			if (++sg->dl_rank == sg->nsenders) {
@@ -555,7 +570,9 @@ u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max)
 		for (r = 0; r < sg->nsenders; r++) {
 			struct sp_rx *rx = &sg->rx[r];
 
-			while (rx->dl_idx < rx->received && n < max) {
+			while (rx->dl_idx < rx->received) {
+				if (n == max && sp_next_is_data(sg, r))
+					break;
 				if (sp_step(sg, r, &d)) {
 					d.seq = sp_seq(r, d.index, sg->nsenders);
 					sp_log(sg, &d);

@@ -197,6 +197,7 @@ struct sp_sg {
 	u64 dl_round;			/* = dl_seq / nsenders */
 	u32 dl_rank;			/* = dl_seq % nsenders */
 	u32 log_size;
+	u64 dl_passed;			/* messages passed, nulls included */
 	u64 dl_descs;			/* descriptors delivered */
 	u64 rel_descs;			/* descriptors released */
 	struct sp_desc *log;		/* [log_size] delivered, unreleased */

@@ -388,3 +388,40 @@ TEST(producer_misuse_rejected)
 	EXPECT_EQ(sp_sg_free_slots(sg), 0);
 	sim_free(&s);
 }
+
+/*
+ * With no consumer (deliver with room for nothing) data waits, but nulls
+ * and given-up reservations pass and free their slots: a subgroup nobody
+ * reads must not fill up with nulls.
+ */
+TEST(nulls_pass_without_consumers_data_waits)
+{
+	static const u32 one[] = { 0 };
+	static struct sim s;
+	struct sp_sg *sg;
+	struct sp_desc d[4];
+	u64 first;
+	u32 i;
+
+	ASSERT_EQ(sim_init(&s, 1, one, 1, SP_MODE_ORDERED, 4, 32, 1), 0);
+	sg = &s.node[0].sg;
+	for (i = 0; i < 3; i++) {		/* three rounds of four voids */
+		ASSERT_EQ(sp_sg_reserve(sg, 4, &first), 4);
+		for (u32 k = 0; k < 4; k++)
+			ASSERT_EQ(sp_sg_void(sg, first + k), 0);
+		ASSERT_GT(sp_sg_publish(sg), 0);
+		EXPECT_EQ(sp_sg_deliver(sg, d, 0), 0);
+		EXPECT_EQ(sp_sg_reclaim(sg), 4 + 4);	/* slots and headers */
+	}
+	ASSERT_EQ(sp_sg_reserve(sg, 2, &first), 2);
+	ASSERT_EQ(sp_sg_mark_ready(sg, first, 5), 0);
+	ASSERT_EQ(sp_sg_void(sg, first + 1), 0);
+	sp_sg_publish(sg);
+	EXPECT_EQ(sp_sg_deliver(sg, d, 0), 0);	/* the data waits... */
+	EXPECT_EQ(sp_sg_reclaim(sg), 0);	/* ...and holds its slot */
+	EXPECT_EQ(sp_sg_deliver(sg, d, 4), 1);	/* a consumer takes it */
+	EXPECT_EQ(d[0].len, 5);
+	sp_sg_release(sg, 1);
+	EXPECT_EQ(sp_sg_reclaim(sg), 2 + 2);
+	sim_free(&s);
+}

@@ -634,6 +634,22 @@ int spindle_recv(struct spindle_handle *h, int timeout_ms)
 	return (int)r.count;
 }
 
+/**
+ * spindle_done - release the last batch without taking more
+ * @h: handle
+ *
+ * Return: 0 or -errno.
+ */
+int spindle_done(struct spindle_handle *h)
+{
+	struct spindle_recv r;
+
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	h->recv_calls++;
+	return ioctl(h->fd, SPINDLE_IOC_RECV, &r) < 0 ? -errno : 0;
+}
+
 /* CRC-32C (Castagnoli), as in iSCSI and ext4: reflected 0x82F63B78. */
 uint32_t spindle_crc32c(uint32_t crc, const void *buf, size_t len)
 {

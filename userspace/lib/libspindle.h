@@ -12,7 +12,9 @@
  *			batches; spindle_flush() marks what is pending now.
  *   receiving		n = spindle_recv(h, timeout); h->descs[0..n) describe
  *			the messages, spindle_msg_data() finds them in place;
- *			they stay valid until the next spindle_recv().
+ *			they stay valid until the next spindle_recv(), which
+ *			releases them; spindle_done() releases them without
+ *			taking more.  Held messages hold their senders' slots.
  *
  * Functions return 0 or a count on success and -errno on failure; where
  * an error needs words, they go into the caller's buffer.
@@ -104,6 +106,7 @@ int spindle_commit(struct spindle_handle *h, uint32_t len);
 int spindle_flush(struct spindle_handle *h);
 
 int spindle_recv(struct spindle_handle *h, int timeout_ms);
+int spindle_done(struct spindle_handle *h);
 
 static inline const void *spindle_msg_data(const struct spindle_handle *h,
 					   const struct spindle_desc *d)
