@@ -108,39 +108,42 @@ static void spindle_fill_priv(struct spindle_peer *peer,
 }
 
 /*
- * Check private data from the other side; returns the sending member's
- * index, or -1 (and logs why, rate-limited: this is remote input).
+ * Check the private data of a connect request or reply from @id's peer;
+ * returns the sending member's index, or -1 after logging why (rate
+ * limited: this is remote input).
  */
-static int spindle_check_priv(struct spindle_group *g, const void *data, u8 len)
+static int spindle_check_priv(struct spindle_group *g, struct rdma_cm_id *id,
+			      const void *data, u8 len)
 {
+	const struct sockaddr *sa = (struct sockaddr *)&id->route.addr.dst_addr;
 	const struct spindle_cm_priv *p = data;
 	u32 from;
 	int idx;
 
 	if (!data || len < sizeof(*p)) {
-		pr_warn_ratelimited("group %u: connection with %u bytes of private data rejected\n",
-				    g->id, len);
+		pr_warn_ratelimited("group %u: connection from %pISc rejected: %u bytes of private data\n",
+				    g->id, sa, len);
 		return -1;
 	}
 	if (le32_to_cpu(p->magic) != SPINDLE_CM_MAGIC ||
 	    le16_to_cpu(p->version) != SPINDLE_PROTO_VERSION) {
-		pr_warn_ratelimited("group %u: connection with bad magic/version %#x/%u rejected\n",
-				    g->id, le32_to_cpu(p->magic),
-				    le16_to_cpu(p->version));
+		pr_warn_ratelimited("group %u: connection from %pISc rejected: not Spindle protocol %u (magic %#x, version %u)\n",
+				    g->id, sa, SPINDLE_PROTO_VERSION,
+				    le32_to_cpu(p->magic), le16_to_cpu(p->version));
 		return -1;
 	}
 	from = le32_to_cpu(p->from_id);
 	idx = sp_cfg_member_index(&g->cfg, from);
 	if (le32_to_cpu(p->group_id) != g->id || idx < 0 || (u32)idx == g->me ||
 	    le32_to_cpu(p->to_id) != g->cfg.members[g->me].id) {
-		pr_warn_ratelimited("group %u: connection for group %u from %u to %u rejected\n",
-				    g->id, le32_to_cpu(p->group_id), from,
+		pr_warn_ratelimited("group %u: connection from %pISc rejected: for group %u, from member %u to %u\n",
+				    g->id, sa, le32_to_cpu(p->group_id), from,
 				    le32_to_cpu(p->to_id));
 		return -1;
 	}
 	if (le32_to_cpu(p->cfg_hash) != g->cfg_hash) {
-		pr_warn_ratelimited("group %u: member %u has a different configuration (hash %#x, ours %#x): rejected\n",
-				    g->id, from, le32_to_cpu(p->cfg_hash), g->cfg_hash);
+		pr_warn_ratelimited("group %u: connection from %pISc rejected: member %u has a different configuration (hash %#x, ours %#x)\n",
+				    g->id, sa, from, le32_to_cpu(p->cfg_hash), g->cfg_hash);
 		return -1;
 	}
 	return idx;
@@ -153,6 +156,37 @@ static void spindle_set_state(struct spindle_peer *peer, int state)
 	spin_lock_irqsave(&peer->g->peer_lock, flags);
 	peer->state = state;
 	spin_unlock_irqrestore(&peer->g->peer_lock, flags);
+}
+
+/**
+ * spindle_peer_post_bells - post the doorbell receives a peer used up
+ * @peer: peer
+ *
+ * Every counter push a peer makes is an RDMA write with immediate: it
+ * consumes one zero-length receive here and completes on our CQ, which is
+ * what wakes a parked predicate thread.
+ */
+void spindle_peer_post_bells(struct spindle_peer *peer)
+{
+	struct ib_recv_wr wrs[32];
+	u32 i, n;
+	int ret;
+
+	while (peer->bells_owed) {
+		n = min_t(u32, peer->bells_owed, ARRAY_SIZE(wrs));
+		for (i = 0; i < n; i++) {
+			memset(&wrs[i], 0, sizeof(wrs[i]));
+			wrs[i].wr_cqe = &peer->bell_cqe;
+			wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+		}
+		ret = ib_post_recv(peer->qp, wrs, NULL);
+		if (ret) {
+			pr_warn_ratelimited("group %u: doorbell receives for member %u: %d\n",
+					    peer->g->id, peer->id, ret);
+			return;
+		}
+		peer->bells_owed -= n;
+	}
 }
 
 void spindle_peer_post_recv(struct spindle_peer *peer, struct spindle_rxbuf *rx)
@@ -189,7 +223,7 @@ static int spindle_create_qp(struct spindle_peer *peer, struct rdma_cm_id *id)
 	attr.send_cq = g->cq;
 	attr.recv_cq = g->cq;
 	attr.cap.max_send_wr = SPINDLE_SQ_DEPTH;
-	attr.cap.max_recv_wr = SPINDLE_RQ_DEPTH;
+	attr.cap.max_recv_wr = SPINDLE_RQ_DEPTH + SPINDLE_DOORBELLS;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -206,8 +240,11 @@ static int spindle_create_qp(struct spindle_peer *peer, struct rdma_cm_id *id)
 	peer->hello_got = 0;
 	peer->hello_sent = false;
 	peer->hello_done = false;
+	/* the hello buffers first: the peer's hello precedes its pushes */
 	for (i = 0; i < SPINDLE_RQ_DEPTH; i++)
 		spindle_peer_post_recv(peer, &peer->rx[i]);
+	peer->bells_owed = SPINDLE_DOORBELLS;
+	spindle_peer_post_bells(peer);
 	return 0;
 }
 
@@ -477,7 +514,7 @@ static int spindle_peer_event(struct spindle_peer *peer, struct rdma_cm_id *id,
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (peer->active &&
-		    spindle_check_priv(g, ev->param.conn.private_data,
+		    spindle_check_priv(g, id, ev->param.conn.private_data,
 				       ev->param.conn.private_data_len) != (int)peer->idx) {
 			spindle_peer_lost(peer, "bad connect reply");
 			break;
@@ -518,7 +555,7 @@ static int spindle_connect_request(struct spindle_group *g, struct rdma_cm_id *i
 	unsigned long flags;
 	int idx, ret;
 
-	idx = spindle_check_priv(g, ev->param.conn.private_data,
+	idx = spindle_check_priv(g, id, ev->param.conn.private_data,
 				 ev->param.conn.private_data_len);
 	if (idx < 0)
 		goto reject;
@@ -659,11 +696,27 @@ static void spindle_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		spindle_wc_error(peer, wc, "receive");
 		return;
 	}
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {	/* a doorbell took it */
+		spindle_peer_post_recv(peer, rx);
+		return;
+	}
 	ib_dma_sync_single_for_cpu(peer->g->ibdev, rx->dma, SPINDLE_MSG_BUF,
 				   DMA_FROM_DEVICE);
 	if (spindle_peer_process_hello(peer, rx->buf, wc->byte_len))
 		return;
 	spindle_peer_post_recv(peer, rx);
+}
+
+static void spindle_bell_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct spindle_peer *peer = container_of(wc->wr_cqe, struct spindle_peer, bell_cqe);
+
+	if (wc->qp != peer->qp)
+		return;
+	if (wc->status != IB_WC_SUCCESS)
+		spindle_wc_error(peer, wc, "doorbell");
+	else
+		peer->bells_owed++;	/* posted again at the end of the pass */
 }
 
 static void spindle_err_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -895,6 +948,7 @@ int spindle_peer_init(struct spindle_group *g, u32 idx)
 	spindle_member_sockaddr(m, &peer->addr);
 	INIT_DELAYED_WORK(&peer->connect_work, spindle_connect_work);
 	peer->err_cqe.done = spindle_err_done;
+	peer->bell_cqe.done = spindle_bell_done;
 	peer->hello_sig.cqe.done = spindle_sig_done;
 	peer->hello_sig.peer = peer;
 

@@ -291,7 +291,8 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	}
 	if (npeers) {
 		struct ib_cq_init_attr attr = {
-			.cqe = npeers * (SPINDLE_SQ_DEPTH + SPINDLE_RQ_DEPTH) + 16,
+			.cqe = npeers * (SPINDLE_SQ_DEPTH + SPINDLE_RQ_DEPTH +
+					 SPINDLE_DOORBELLS) + 16,
 		};
 
 		g->cq = ib_create_cq(g->ibdev, spindle_cq_event, NULL, g, &attr);

@@ -49,7 +49,8 @@
 #define SPINDLE_CM_MAGIC	0x53504e44	/* "SPND" */
 #define SPINDLE_SQ_DEPTH	512
 #define SPINDLE_SIGNAL_EVERY	64
-#define SPINDLE_RQ_DEPTH	8
+#define SPINDLE_RQ_DEPTH	8		/* receives with buffers: hello */
+#define SPINDLE_DOORBELLS	256		/* zero-length receives: doorbells */
 #define SPINDLE_MSG_BUF		4096		/* hello fragments */
 #define SPINDLE_MAX_MINORS	256
 
@@ -147,6 +148,8 @@ struct spindle_peer {
 	u32 nsigs;
 	u32 sig_next;
 	struct ib_cqe err_cqe;		/* unsignaled WRs: only errors complete */
+	struct ib_cqe bell_cqe;		/* its counter pushes (write with imm) */
+	u32 bells_owed;			/* doorbell receives to post again */
 
 	/* the writes of one predicate pass, posted as one chain */
 	struct ib_rdma_wr *chain;
@@ -288,6 +291,7 @@ void spindle_peer_lost(struct spindle_peer *peer, const char *why);
 int spindle_cm_handler_entry(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 int spindle_peer_process_hello(struct spindle_peer *peer, void *buf, u32 len);
 void spindle_peer_post_recv(struct spindle_peer *peer, struct spindle_rxbuf *rx);
+void spindle_peer_post_bells(struct spindle_peer *peer);
 void spindle_member_sockaddr(const struct sp_member_cfg *m,
 			     struct sockaddr_storage *ss);
 

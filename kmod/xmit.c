@@ -8,11 +8,13 @@
  * call for are queued per peer and posted as one chain per peer at the end
  * of the pass, after every lock is dropped.
  *
- * Peers write into our memory without telling us, so there is no event for
- * "a counter changed": while there is work the thread polls (yielding with
- * cond_resched()); after spin_us without work it parks, first briefly, then
- * in doubling steps up to max_sleep_us, and any doorbell wakes it at once:
- * a message marked ready, a consumer releasing, a completion.
+ * While there is work the thread polls, yielding with cond_resched(); after
+ * spin_us without work it parks until a doorbell rings: a message marked
+ * ready, a consumer releasing, or a completion on the CQ.  Peers' data and
+ * headers land silently, but every counter push that announces them is an
+ * RDMA write with immediate, which completes on our CQ: so a parked thread
+ * wakes for remote changes too, and an idle group costs no CPU.  A parked
+ * thread still wakes every idle_ms as a safety net.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,11 +29,9 @@ static unsigned int spin_us = 200;
 module_param(spin_us, uint, 0644);
 MODULE_PARM_DESC(spin_us, "Microseconds the predicate thread polls without work before it parks (default 200)");
 
-static unsigned int max_sleep_us = 1000;
-module_param(max_sleep_us, uint, 0644);
-MODULE_PARM_DESC(max_sleep_us, "Longest park of an idle predicate thread between checks of peers' counters, in microseconds (default 1000)");
-
-#define SPINDLE_MIN_SLEEP_US	20
+static unsigned int idle_ms = 100;
+module_param(idle_ms, uint, 0644);
+MODULE_PARM_DESC(idle_ms, "Longest a parked predicate thread sleeps without a doorbell, in milliseconds (default 100)");
 
 bool spindle_peer_ready(struct spindle_peer *peer)
 {
@@ -75,6 +75,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 	const struct spindle_rregion *rr;
 	const struct spindle_mrset *lset;
 	u32 s = sg->index, len = w->len;
+	bool bell = w->kind == SP_WR_BLOCK;
 	u64 loff, roff;
 
 	switch (w->kind) {
@@ -120,6 +121,11 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		sge->length = n;
 		memset(wr, 0, sizeof(*wr));
 		wr->wr.opcode = IB_WR_RDMA_WRITE;
+		if (bell && n == len) {
+			/* the counters: ring the peer's doorbell as they land */
+			wr->wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+			wr->wr.ex.imm_data = cpu_to_be32(s);
+		}
 		wr->wr.sg_list = sge;
 		wr->wr.num_sge = 1;
 		wr->wr.wr_cqe = &peer->err_cqe;
@@ -148,6 +154,8 @@ int spindle_peer_flush(struct spindle_peer *peer)
 	u32 n = peer->chain_len, i;
 	int ret;
 
+	if (peer->bells_owed)
+		spindle_peer_post_bells(peer);
 	if (!n)
 		return 0;
 	/* when draining for teardown, every chain ends signaled */
@@ -323,10 +331,10 @@ static int spindle_pass(struct spindle_group *g)
 	return work;
 }
 
-/* Park until a doorbell, a completion, or @us microseconds. */
-static void spindle_park(struct spindle_group *g, unsigned int us)
+/* Park until a doorbell, a completion, or @ms milliseconds. */
+static void spindle_park(struct spindle_group *g, unsigned int ms)
 {
-	ktime_t t = ns_to_ktime((u64)us * NSEC_PER_USEC);
+	ktime_t t = ms_to_ktime(max(ms, 1U));
 
 	set_current_state(TASK_INTERRUPTIBLE);
 	if (atomic_read(&g->doorbell) || kthread_should_stop()) {
@@ -338,7 +346,7 @@ static void spindle_park(struct spindle_group *g, unsigned int us)
 		__set_current_state(TASK_RUNNING);
 		return;
 	}
-	schedule_hrtimeout_range(&t, us * NSEC_PER_USEC / 4, HRTIMER_MODE_REL);
+	schedule_hrtimeout_range(&t, NSEC_PER_MSEC, HRTIMER_MODE_REL);
 	__set_current_state(TASK_RUNNING);
 }
 
@@ -352,7 +360,6 @@ int spindle_thread_fn(void *data)
 {
 	struct spindle_group *g = data;
 	u64 last_work = ktime_get_ns();
-	unsigned int sleep_us = SPINDLE_MIN_SLEEP_US;
 
 	while (!kthread_should_stop()) {
 		u64 t0 = ktime_get_ns(), t1;
@@ -362,7 +369,6 @@ int spindle_thread_fn(void *data)
 		if (work) {
 			g->busy_ns += t1 - t0;
 			last_work = t1;
-			sleep_us = SPINDLE_MIN_SLEEP_US;
 			cond_resched();
 			continue;
 		}
@@ -371,10 +377,8 @@ int spindle_thread_fn(void *data)
 			cond_resched();
 			continue;
 		}
-		spindle_park(g, sleep_us);
+		spindle_park(g, READ_ONCE(idle_ms));
 		g->idle_ns += ktime_get_ns() - t1;
-		sleep_us = min(sleep_us * 2, max_t(unsigned int, READ_ONCE(max_sleep_us),
-						   SPINDLE_MIN_SLEEP_US));
 	}
 	return 0;
 }

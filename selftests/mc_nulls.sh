@@ -4,7 +4,8 @@
 # messages while the others stream theirs: its nulls must carry the others
 # past it (in the log its real messages end up at indices far beyond its
 # count), and once every sender has stopped, no RDMA write is posted any
-# more: the write and null counters stand still.
+# more: the write and null counters stand still, and the predicate thread,
+# parked, uses next to no CPU.
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
@@ -13,7 +14,7 @@ spindle_load || exit 1
 N=${SPINDLE_NODES:-1}
 MSGS=100
 G=21
-ktap_plan 4
+ktap_plan 5
 bw_run nulls_sleepy_sender --group $G --port "$(bw_port 21)" --senders all \
 	--messages $MSGS --size 256 --window 16 --sleep-us 50000 --delayed one \
 	--keep-up --timeout 120
@@ -34,13 +35,25 @@ else
 	fi
 fi
 
+# CPU time (clock ticks) the group's predicate thread has used
+thread_ticks() {
+	_pid=$(ps -eo pid=,comm= | awk -v c="spindle/$G" '$2 == c { print $1 }')
+	awk '{ print $14 + $15 }' "/proc/$_pid/stat" 2>/dev/null
+}
+
 # everyone delivered everything; give the last pushes a moment, then watch
 sleep 2
 s1=$(build/bin/spindlectl -j show $G | jq -c '[.[0].subgroups[0] | .writes_posted, .nulls_sent, .msgs_sent]')
+t1=$(thread_ticks)
 sleep 3
 s2=$(build/bin/spindlectl -j show $G | jq -c '[.[0].subgroups[0] | .writes_posted, .nulls_sent, .msgs_sent]')
+t2=$(thread_ticks)
 ktap_diag "writes, nulls, messages: $s1 then $s2"
 ktap_check "quiescent_when_senders_stop" test -n "$s1" -a "$s1" = "$s2"
+# parked, the thread wakes every max_sleep_us to look at its peers' rows:
+# a few percent of a CPU at most (3 s = $(getconf CLK_TCK) * 3 ticks)
+ktap_diag "predicate thread: $((t2 - t1)) ticks of CPU in 3 s idle ($(getconf CLK_TCK) ticks/s)"
+ktap_check "idle_thread_leaves_the_cpu" test -n "$t1" -a $((t2 - t1)) -le $(($(getconf CLK_TCK) * 3 / 20))
 build/bin/spindlectl down $G >/dev/null
 spindle_unload
 ktap_finish

@@ -451,3 +451,47 @@ TEST(subgroup_still_works_after_all_that)
 	}
 	spindle_close(&h);
 }
+
+/*
+ * A process killed while it holds reservations and a delivered message it
+ * never released leaves nothing behind: the others go on at full window.
+ */
+TEST(killed_process_leaves_nothing_behind)
+{
+	struct spindle_handle h;
+	int status, pipefd[2], k;
+	char c;
+	pid_t pid;
+
+	NEED_GROUPS();
+	ASSERT_EQ(pipe(pipefd), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct spindle_handle ch;
+		struct spindle_send s;
+
+		if (spindle_open_path(&ch, devpath[0], O_RDWR) ||
+		    recv_call(ch.fd, ch.descs, 1, 0) != -1 ||	/* attach */
+		    send_msgs(ch.fd, &ch, 0, 1, 10) ||
+		    recv_call(ch.fd, ch.descs, 1, 2000) != 1 ||	/* holds it */
+		    send_call(ch.fd, 0, NULL, 2, 0, &s) || s.reserved_count != 2)
+			_exit(1);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(read(pipefd[0], &c, 1), 1);		/* the child is set */
+	kill(pid, SIGKILL);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	close(pipefd[0]);
+	ASSERT_EQ(spindle_open_path(&h, devpath[0], O_RDWR), 0);
+	EXPECT_ERRNO(recv_call(h.fd, h.descs, 1, 0), EAGAIN);
+	for (k = 0; k < 3 * WINDOW; k += WINDOW) {
+		ASSERT_EQ(send_msgs(h.fd, &h, k, WINDOW, 64), 0);
+		ASSERT_EQ(recv_msgs(&h, k, WINDOW, 64), WINDOW);
+	}
+	spindle_close(&h);
+}
