@@ -16,11 +16,14 @@
 #include "spindle.h"
 
 static_assert((int)SPINDLE_CFG_E_GROUP_ID == (int)SP_CFG_E_GROUP_ID);
+static_assert((int)SPINDLE_CFG_E_GROUP_FLAGS == (int)SP_CFG_E_FLAGS);
+static_assert(SPINDLE_GROUP_BASELINE == SP_GROUP_BASELINE);
 static_assert((int)SPINDLE_CFG_E_SG_SENDER == (int)SP_CFG_E_SG_SENDER);
 static_assert(SPINDLE_MAX_MEMBERS == SP_MAX_MEMBERS);
 static_assert(SPINDLE_MAX_SUBGROUPS == SP_MAX_SUBGROUPS);
 static_assert(SPINDLE_MAX_WINDOW == SP_MAX_WINDOW);
 static_assert(SPINDLE_MAX_MSG == SP_MAX_MSG);
+static_assert(SPINDLE_HIST_BUCKETS == SP_HIST_BUCKETS);
 static_assert((int)SPINDLE_MODE_ORDERED == (int)SP_MODE_ORDERED);
 static_assert((int)SPINDLE_MODE_UNORDERED == (int)SP_MODE_UNORDERED);
 
@@ -108,14 +111,14 @@ static int spindle_copy_cfg(struct spindle_ctl_up *up, struct sp_group_cfg *cfg)
 	u32 i;
 	int ret;
 
-	if (up->flags || up->reserved || up->err_field || up->err_index ||
-	    up->self_id_out)
+	if (up->reserved || up->err_field || up->err_index || up->self_id_out)
 		return spindle_cfg_reject(up, SPINDLE_CFG_E_FLAGS, 0, -EINVAL);
 	if (!up->nmembers || up->nmembers > SP_MAX_MEMBERS)
 		return spindle_cfg_reject(up, SP_CFG_E_NMEMBERS, 0, -EINVAL);
 	if (!up->nsubgroups || up->nsubgroups > SP_MAX_SUBGROUPS)
 		return spindle_cfg_reject(up, SP_CFG_E_NSUBGROUPS, 0, -EINVAL);
 	cfg->group_id = up->group_id;
+	cfg->flags = up->flags;
 	cfg->self_id = up->self_id;
 	cfg->nmembers = up->nmembers;
 	cfg->nsubgroups = up->nsubgroups;
@@ -227,6 +230,7 @@ static void spindle_fill_sg_info(struct spindle_sg *sg,
 				 struct spindle_subgroup_info *si)
 {
 	const struct sp_sg *e = &sg->eng;
+	u32 b;
 
 	memset(si, 0, sizeof(*si));
 	si->id = sg->id;
@@ -251,6 +255,15 @@ static void spindle_fill_sg_info(struct spindle_sg *sg,
 	si->deliver_batches = READ_ONCE(e->stats.deliver_batches);
 	si->writes_posted = READ_ONCE(sg->writes_posted);
 	si->bytes_posted = READ_ONCE(sg->bytes_posted);
+	si->send_calls = atomic64_read(&sg->send_calls);
+	si->recv_calls = atomic64_read(&sg->recv_calls);
+	si->recv_msgs = atomic64_read(&sg->recv_msgs);
+	for (b = 0; b < SPINDLE_HIST_BUCKETS; b++) {
+		si->hist_publish[b] = READ_ONCE(e->stats.hist_publish[b]);
+		si->hist_receive[b] = READ_ONCE(e->stats.hist_receive[b]);
+		si->hist_deliver[b] = READ_ONCE(e->stats.hist_deliver[b]);
+		si->hist_recv_call[b] = atomic64_read(&sg->hist_recv_call[b]);
+	}
 }
 
 static int spindle_fill_info(struct spindle_group *g,
@@ -266,6 +279,8 @@ static int spindle_fill_info(struct spindle_group *g,
 	gi->state = READ_ONCE(g->state);
 	gi->self_id = g->cfg.self_id;
 	gi->fault_member = READ_ONCE(g->fault_member);
+	gi->busy_ns = READ_ONCE(g->busy_ns);
+	gi->idle_ns = READ_ONCE(g->idle_ns);
 	gi->nmembers = g->cfg.nmembers;
 	for (i = 0; gi->members && i < min(room_m, g->cfg.nmembers); i++) {
 		struct spindle_member_info mi = {};

@@ -351,6 +351,7 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	if (!npeers)
 		spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
 	list_add_tail(&g->node, &spindle_groups);
+	spindle_debugfs_add(g);
 	wake_up_process(g->thread);
 	for (i = 0; i < cfg->nmembers; i++)
 		if (i != g->me)
@@ -409,6 +410,7 @@ void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms)
 	unsigned long flags;
 	u32 i;
 
+	spindle_debugfs_del(g);
 	spin_lock_irqsave(&g->peer_lock, flags);
 	WRITE_ONCE(g->stopping, true);
 	spin_unlock_irqrestore(&g->peer_lock, flags);

@@ -154,6 +154,7 @@ static int __init spindle_init(void)
 		pr_err("cannot register subgroup devices: %d\n", ret);
 		return ret;
 	}
+	spindle_debugfs_init();
 	ret = ib_register_client(&spindle_ib_client);
 	if (ret) {
 		pr_err("ib_register_client failed: %d\n", ret);
@@ -169,6 +170,7 @@ static int __init spindle_init(void)
 client:
 	ib_unregister_client(&spindle_ib_client);
 sgdev:
+	spindle_debugfs_exit();
 	spindle_sgdev_exit();
 	return ret;
 }
@@ -186,6 +188,7 @@ static void __exit spindle_exit(void)
 	}
 	mutex_unlock(&spindle_groups_lock);
 	ib_unregister_client(&spindle_ib_client);
+	spindle_debugfs_exit();
 	spindle_sgdev_exit();
 	pr_info("unloaded\n");
 }

@@ -271,6 +271,7 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 	ret = spindle_copy_arg(&arg, sizeof(arg), sizeof(arg), uarg);
 	if (ret)
 		return ret;
+	atomic64_inc(&sg->send_calls);
 	if ((arg.flags & ~SPINDLE_SEND_NONBLOCK) || arg.reserved ||
 	    arg.reserved_count || arg.first || arg.pending)
 		return -EINVAL;
@@ -323,6 +324,18 @@ out:
 	return ret;
 }
 
+/* sp_hist_add() for counters several files bump at once */
+static void spindle_hist_inc(atomic64_t *hist, u64 n)
+{
+	u32 b = 0;
+
+	while (n > 1 && b < SP_HIST_BUCKETS - 1) {
+		n >>= 1;
+		b++;
+	}
+	atomic64_inc(&hist[b]);
+}
+
 /* The first RECV makes the file a consumer. */
 static int spindle_file_attach(struct spindle_file *f)
 {
@@ -367,6 +380,7 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 	ret = spindle_copy_arg(&arg, sizeof(arg), sizeof(arg), uarg);
 	if (ret)
 		return ret;
+	atomic64_inc(&sg->recv_calls);
 	if (arg.flags || arg.count || arg.pending ||
 	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
 		return -EINVAL;
@@ -421,6 +435,8 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 	}
 	f->qhead += n;
 	f->held = n;
+	atomic64_add(n, &sg->recv_msgs);
+	spindle_hist_inc(sg->hist_recv_call, n);
 done:
 	arg.count = f->held;
 	arg.pending = spindle_queued(f);

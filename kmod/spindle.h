@@ -221,6 +221,10 @@ struct spindle_sg {
 	/* counters kept outside the engine */
 	u64 writes_posted;
 	u64 bytes_posted;
+	atomic64_t send_calls;
+	atomic64_t recv_calls;
+	atomic64_t recv_msgs;
+	atomic64_t hist_recv_call[SP_HIST_BUCKETS];
 	atomic64_t pending_release;	/* bumped by consumers: recompute */
 };
 
@@ -264,6 +268,7 @@ struct spindle_group {
 	bool stopping;			/* teardown: stop publishing */
 	u64 busy_ns;
 	u64 idle_ns;
+	struct dentry *dbg;
 };
 
 extern struct mutex spindle_groups_lock;
@@ -302,6 +307,12 @@ u32 spindle_peer_room(const struct spindle_peer *peer);
 void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 			const struct sp_wr *w);
 int spindle_peer_flush(struct spindle_peer *peer);
+
+/* debugfs.c */
+void spindle_debugfs_init(void);
+void spindle_debugfs_exit(void);
+void spindle_debugfs_add(struct spindle_group *g);
+void spindle_debugfs_del(struct spindle_group *g);
 
 /* main.c */
 struct spindle_ibdev {

@@ -195,8 +195,11 @@ static int spindle_poll_cq(struct spindle_group *g)
 	return total;
 }
 
-/* Hand a batch to every consumer; with none, hold it (and count nothing). */
-static int spindle_sg_deliver(struct spindle_sg *sg)
+/*
+ * Hand up to @max messages to every consumer; with none, data waits and
+ * nulls pass.  Returns whether anything moved.
+ */
+static int spindle_sg_deliver(struct spindle_sg *sg, u32 max)
 {
 	struct sp_sg *e = &sg->eng;
 	struct spindle_consumer *c;
@@ -219,7 +222,7 @@ static int spindle_sg_deliver(struct spindle_sg *sg)
 	list_for_each_entry(c, &sg->consumers, node)
 		floor = min_t(u64, floor, atomic64_read(&c->released));
 	sp_sg_release(e, floor);
-	n = sp_sg_deliver(e, sg->descs, e->log_size);
+	n = sp_sg_deliver(e, sg->descs, max);
 	for (i = 0; i < n; i++) {
 		const struct sp_desc *d = &sg->descs[i];
 		struct spindle_msg *m = &sg->batch[i];
@@ -243,6 +246,76 @@ static int spindle_sg_deliver(struct spindle_sg *sg)
 }
 
 /*
+ * Queue the writes that bring every ready member of @sg up to date; with
+ * @post, post them now (the baseline) rather than at the end of the pass.
+ */
+static int spindle_sg_emit(struct spindle_group *g, struct spindle_sg *sg, bool post)
+{
+	struct sp_sg *e = &sg->eng;
+	struct sp_wr w[SP_EMIT_MAX];
+	int work = 0;
+	u32 m, i, n;
+
+	for (m = 0; m < e->nmembers; m++) {
+		struct spindle_peer *peer = g->peers[sg->member_idx[m]];
+
+		if (m == e->me || !spindle_peer_ready(peer) ||
+		    !sp_sg_has_output(e, m))
+			continue;
+		n = sp_sg_emit(e, m, spindle_peer_room(peer) / peer->split_max, w);
+		for (i = 0; i < n; i++)
+			spindle_peer_queue(peer, sg, &w[i]);
+		if (post)
+			spindle_peer_flush(peer);
+		work += n;
+	}
+	return work;
+}
+
+/*
+ * The baseline (SPINDLE_GROUP_BASELINE): Derecho before Spindle, for
+ * comparison.  The engine takes one message per step; each step's writes
+ * are posted at once, one ib_post_send per peer, with the subgroup lock
+ * held as the application threads wait on it.  No nulls.
+ */
+static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *sg,
+				    bool failed)
+{
+	struct sp_sg *e = &sg->eng;
+	int work = 0, step, freed, ret;
+
+	do {
+		step = 0;
+		spin_lock(&sg->lock);
+		if (e->fault_member < 0) {
+			ret = sp_sg_receive(e);
+			if (ret > 0)
+				step += ret + spindle_sg_emit(g, sg, true);
+		}
+		if (!failed && !READ_ONCE(g->stopping)) {
+			ret = sp_sg_publish(e);
+			if (ret)
+				step += ret + spindle_sg_emit(g, sg, true);
+		}
+		freed = sp_sg_reclaim(e);
+		spin_unlock(&sg->lock);
+		if (freed) {
+			step += freed;
+			wake_up_all(&sg->send_wq);
+		}
+		if (spindle_sg_deliver(sg, 1)) {
+			spin_lock(&sg->lock);
+			step += 1 + spindle_sg_emit(g, sg, true);
+			spin_unlock(&sg->lock);
+		}
+		work += step;
+	} while (step && work < 256);
+	if (e->fault_member >= 0 && !failed)
+		spindle_group_fail(g, sg->member_idx[e->fault_member], e->fault_what);
+	return work;
+}
+
+/*
  * One subgroup's predicates.  After a member fails (@failed) nothing new is
  * published, but what the others already sent is still received, delivered
  * and acknowledged: only a member caught writing garbage stops the receive
@@ -252,10 +325,10 @@ static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
 			   bool failed)
 {
 	struct sp_sg *e = &sg->eng;
-	struct sp_wr w[SP_EMIT_MAX];
 	int work = 0, ret, freed;
-	u32 m, i, n;
 
+	if (g->cfg.flags & SP_GROUP_BASELINE)
+		return spindle_sg_pass_baseline(g, sg, failed);
 	if (e->fault_member < 0) {
 		ret = sp_sg_receive(e);
 		if (ret < 0) {
@@ -279,21 +352,9 @@ static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
 		work += freed;
 		wake_up_all(&sg->send_wq);
 	}
-	work += spindle_sg_deliver(sg);
-
+	work += spindle_sg_deliver(sg, e->log_size);
 	/* what changed goes out, even after a failure: peers still need it */
-	for (m = 0; m < e->nmembers; m++) {
-		struct spindle_peer *peer = g->peers[sg->member_idx[m]];
-
-		if (m == e->me || !spindle_peer_ready(peer) ||
-		    !sp_sg_has_output(e, m))
-			continue;
-		n = sp_sg_emit(e, m, spindle_peer_room(peer) / peer->split_max, w);
-		for (i = 0; i < n; i++)
-			spindle_peer_queue(peer, sg, &w[i]);
-		work += n;
-	}
-	return work;
+	return work + spindle_sg_emit(g, sg, false);
 }
 
 static int spindle_pass(struct spindle_group *g)

@@ -31,6 +31,7 @@ static const char *const sp_cfg_err_names[SP_CFG_E_MAX] = {
 	[SP_CFG_E_SG_NSENDERS] = "subgroup.nsenders",
 	[SP_CFG_E_SG_SENDER] = "subgroup.senders (not a subgroup member, or repeated)",
 	[SP_CFG_E_GROUP_ID] = "group_id",
+	[SP_CFG_E_FLAGS] = "flags",
 };
 
 const char *sp_cfg_err_name(enum sp_cfg_err_field field)
@@ -176,6 +177,8 @@ int sp_cfg_validate(const struct sp_group_cfg *cfg, struct sp_cfg_err *err)
 	err->index = 0;
 	if (!cfg->group_id)
 		return sp_fail(err, SP_CFG_E_GROUP_ID, 0);
+	if (cfg->flags & ~SP_GROUP_FLAGS)
+		return sp_fail(err, SP_CFG_E_FLAGS, 0);
 	ret = sp_validate_members(cfg, err);
 	if (ret)
 		return ret;

@@ -42,9 +42,14 @@ struct sp_sg_cfg {
 	u32 senders[SP_MAX_MEMBERS];	/* member ids; position = sender rank */
 };
 
+/* Group flags (uapi: SPINDLE_GROUP_*). */
+#define SP_GROUP_BASELINE	0x1	/* pre-Spindle behaviour, for comparison */
+#define SP_GROUP_FLAGS		SP_GROUP_BASELINE
+
 struct sp_group_cfg {
 	u32 group_id;
 	u32 self_id;		/* id of this node (resolved before validation) */
+	u32 flags;		/* SP_GROUP_* */
 	u32 nmembers;
 	u32 nsubgroups;
 	struct sp_member_cfg members[SP_MAX_MEMBERS];
@@ -72,6 +77,7 @@ enum sp_cfg_err_field {
 	SP_CFG_E_SG_NSENDERS,		/* subgroups[i].nsenders 0 or too many */
 	SP_CFG_E_SG_SENDER,		/* a sender that is not a subgroup member, or twice */
 	SP_CFG_E_GROUP_ID,		/* group_id 0 */
+	SP_CFG_E_FLAGS,			/* an unknown flag */
 	SP_CFG_E_MAX
 };
 

@@ -75,6 +75,12 @@ int sp_sg_init(struct sp_sg *sg, const struct sp_group_cfg *cfg, u32 sg_index)
 	sg->my_rank = sp_sg_sender_rank(c, cfg->self_id);
 	sg->block_size = sp_block_size(c->nsenders);
 	sg->log_size = c->window * c->nsenders;
+	if (cfg->flags & SP_GROUP_BASELINE) {
+		/* one message at a time at every stage, and no nulls */
+		sg->max_publish = 1;
+		sg->max_receive = 1;
+		sg->no_nulls = true;
+	}
 	for (r = 0; r < c->nsenders; r++)
 		sg->rank_member[r] = (u32)sp_sg_member_pos(c, c->senders[r]);
 
@@ -272,7 +278,8 @@ int sp_sg_publish(struct sp_sg *sg)
 
 	if (sg->my_rank < 0)
 		return 0;
-	while (sg->pay_pub < sg->pay_reserved && sp_hdr_room(sg)) {
+	while (sg->pay_pub < sg->pay_reserved && sp_hdr_room(sg) &&
+	       (!sg->max_publish || work < (int)sg->max_publish)) {
 		u32 s = sp_ring_slot(sg->pay_pub, sg->window);
 		u8 st = sg->slot_state[s];
 
@@ -290,10 +297,12 @@ int sp_sg_publish(struct sp_sg *sg)
 		sg->pay_pub++;
 		work++;
 	}
-	if (work)
+	if (work) {
 		sg->stats.publish_batches++;
+		sp_hist_add(sg->stats.hist_publish, work);
+	}
 
-	if (sg->mode == SP_MODE_ORDERED && sp_hdr_room(sg)) {
+	if (sg->mode == SP_MODE_ORDERED && !sg->no_nulls && sp_hdr_room(sg)) {
 		u64 target;
 
 		for (r = 0; r < sg->nsenders; r++)
@@ -424,7 +433,8 @@ int sp_sg_receive(struct sp_sg *sg)
 		u32 member = sg->rank_member[r];
 		u64 pub, h;
 
-		if ((s32)r == sg->my_rank)
+		if ((s32)r == sg->my_rank ||
+		    (sg->max_receive && work >= (int)sg->max_receive))
 			continue;
 		/*
 		 * The guard: acquire, so the headers read below are no older
@@ -435,6 +445,8 @@ int sp_sg_receive(struct sp_sg *sg)
 			continue;
 		if (pub < rx->hdr_seen || pub - rx->dl_hdr > sg->hdr_slots)
 			return sp_fault(sg, member, "published header count");
+		if (sg->max_receive && pub - rx->hdr_seen > sg->max_receive - work)
+			pub = rx->hdr_seen + (sg->max_receive - work);
 		work += (int)(pub - rx->hdr_seen);
 		for (h = rx->hdr_seen; h < pub; h++)
 			if (sp_take_hdr(sg, r, h))
@@ -446,6 +458,7 @@ int sp_sg_receive(struct sp_sg *sg)
 			return -EPROTO;
 	if (work) {
 		sg->stats.receive_batches++;
+		sp_hist_add(sg->stats.hist_receive, work);
 		sp_update_recv_seq(sg);
 	}
 	return work;
@@ -584,6 +597,7 @@ u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max)
 	if (n) {
 		sg->stats.msgs_delivered += n;
 		sg->stats.deliver_batches++;
+		sp_hist_add(sg->stats.hist_deliver, n);
 	}
 	sp_update_released(sg);
 	return n;

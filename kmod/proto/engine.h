@@ -143,6 +143,9 @@ struct sp_view {
 	u64 released[SP_MAX_MEMBERS];
 };
 
+/* Batch sizes in powers of two: bucket i counts batches of [2^i, 2^(i+1)). */
+#define SP_HIST_BUCKETS	16
+
 struct sp_stats {
 	u64 msgs_sent;
 	u64 nulls_sent;		/* null messages */
@@ -152,7 +155,21 @@ struct sp_stats {
 	u64 publish_batches;
 	u64 receive_batches;
 	u64 deliver_batches;
+	u64 hist_publish[SP_HIST_BUCKETS];	/* headers per publish */
+	u64 hist_receive[SP_HIST_BUCKETS];	/* headers per receive */
+	u64 hist_deliver[SP_HIST_BUCKETS];	/* messages per delivery */
 };
+
+static inline void sp_hist_add(u64 *hist, u64 n)
+{
+	u32 b = 0;
+
+	while (n > 1 && b < SP_HIST_BUCKETS - 1) {
+		n >>= 1;
+		b++;
+	}
+	hist[b]++;
+}
 
 struct sp_sg {
 	/* geometry */
@@ -201,6 +218,11 @@ struct sp_sg {
 	u64 dl_descs;			/* descriptors delivered */
 	u64 rel_descs;			/* descriptors released */
 	struct sp_desc *log;		/* [log_size] delivered, unreleased */
+
+	/* limits, for the baseline: 0 is no limit */
+	u32 max_publish;		/* headers per sp_sg_publish() */
+	u32 max_receive;		/* headers per sp_sg_receive() */
+	bool no_nulls;			/* never send nulls */
 
 	/* error report */
 	s32 fault_member;		/* member position, or -1 */

@@ -114,9 +114,9 @@ static inline int sim_check(const u8 *p, u32 len, u32 rank, u32 *tag)
 	return 0;
 }
 
-/* members 0..n-1, senders as given; mode, window, max_msg */
-static inline int sim_init(struct sim *s, u32 n, const u32 *senders, u32 nsenders,
-			   u32 mode, u32 window, u32 max_msg, u64 seed)
+/* members 0..n-1, senders as given; group flags, mode, window, max_msg */
+static inline int sim_init_flags(struct sim *s, u32 n, const u32 *senders, u32 nsenders,
+				 u32 flags, u32 mode, u32 window, u32 max_msg, u64 seed)
 {
 	u32 i, r;
 
@@ -126,6 +126,7 @@ static inline int sim_init(struct sim *s, u32 n, const u32 *senders, u32 nsender
 	s->max_room = 16;
 	s->max_batch = 8;
 	s->cfg.group_id = 1;
+	s->cfg.flags = flags;
 	s->cfg.nmembers = n;
 	s->cfg.nsubgroups = 1;
 	for (i = 0; i < n; i++) {
@@ -168,6 +169,12 @@ static inline int sim_init(struct sim *s, u32 n, const u32 *senders, u32 nsender
 		nd->log = calloc(nd->caplog, sizeof(*nd->log));
 	}
 	return 0;
+}
+
+static inline int sim_init(struct sim *s, u32 n, const u32 *senders, u32 nsenders,
+			   u32 mode, u32 window, u32 max_msg, u64 seed)
+{
+	return sim_init_flags(s, n, senders, nsenders, 0, mode, window, max_msg, seed);
 }
 
 static inline void sim_free(struct sim *s)

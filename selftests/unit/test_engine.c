@@ -425,3 +425,32 @@ TEST(nulls_pass_without_consumers_data_waits)
 	EXPECT_EQ(sp_sg_reclaim(sg), 2 + 2);
 	sim_free(&s);
 }
+
+/*
+ * The baseline (SP_GROUP_BASELINE): one message at a time at every stage
+ * and no nulls.  Still totally ordered, but every message costs its own
+ * payload, header and counter writes to every peer.
+ */
+TEST(baseline_one_at_a_time_still_ordered)
+{
+	static struct sim s;
+	u64 expect[3] = { 200, 200, 200 };
+	u32 i;
+
+	ASSERT_EQ(sim_init_flags(&s, 3, all3, 3, SP_GROUP_BASELINE, SP_MODE_ORDERED,
+				 16, 32, 4), 0);
+	s.max_batch = 16;
+	s.max_room = 64;
+	for (i = 0; i < 3; i++)
+		s.node[i].to_send = 200;
+	ASSERT_GE(sim_run(&s, 200000), 0);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(check_fifo(&s, i, expect, _t), 0);
+	ASSERT_EQ(check_total_order(&s, _t), 0);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(s.node[i].sg.stats.nulls_sent, 0);
+		EXPECT_EQ(s.node[i].sg.stats.publish_batches, 200);	/* one each */
+		EXPECT_GE(s.node[i].writes, 200 * 2 * 3);	/* 3 writes, 2 peers */
+	}
+	sim_free(&s);
+}

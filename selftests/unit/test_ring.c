@@ -2,6 +2,7 @@
 /* Unit tests for ring and sequence arithmetic (kmod/proto/ring.h, order.h). */
 #include "../../kmod/proto/ring.h"
 #include "../../kmod/proto/order.h"
+#include "../../kmod/proto/engine.h"
 #include "../ktap.h"
 
 TEST(ring_slot_wraps_at_any_size)
@@ -168,4 +169,23 @@ TEST(null_target_quiescent_without_messages)
 	rcv[0] = 1;	/* the lowest rank's M(0,0) needs nobody's null */
 	EXPECT_EQ(sp_null_target(rcv, 4, 1), 0);
 	EXPECT_EQ(sp_null_target(rcv, 4, 3), 0);
+}
+
+TEST(histogram_buckets_are_powers_of_two)
+{
+	u64 h[SP_HIST_BUCKETS] = { 0 };
+
+	sp_hist_add(h, 1);
+	sp_hist_add(h, 2);
+	sp_hist_add(h, 3);
+	sp_hist_add(h, 4);
+	sp_hist_add(h, 1023);
+	sp_hist_add(h, 1024);
+	sp_hist_add(h, ~0ULL);
+	EXPECT_EQ(h[0], 1);
+	EXPECT_EQ(h[1], 2);
+	EXPECT_EQ(h[2], 1);
+	EXPECT_EQ(h[9], 1);
+	EXPECT_EQ(h[10], 1);
+	EXPECT_EQ(h[SP_HIST_BUCKETS - 1], 1);
 }

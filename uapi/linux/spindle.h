@@ -91,11 +91,20 @@ enum spindle_cfg_err {
 	SPINDLE_CFG_E_SG_NSENDERS,
 	SPINDLE_CFG_E_SG_SENDER,
 	SPINDLE_CFG_E_GROUP_ID,
-	SPINDLE_CFG_E_FLAGS,		/* unknown flag or reserved field */
+	SPINDLE_CFG_E_GROUP_FLAGS,	/* an unknown group flag */
+	SPINDLE_CFG_E_FLAGS,		/* other flags or reserved fields */
 	SPINDLE_CFG_E_GROUP_EXISTS,	/* group_id already up (EEXIST) */
 	SPINDLE_CFG_E_SELF_AMBIGUOUS,	/* several members' addresses are local */
 	SPINDLE_CFG_E_NO_DEVICE	/* self's address has no RDMA device */
 };
+
+/*
+ * Group flags (struct spindle_ctl_up .flags).  SPINDLE_GROUP_BASELINE runs
+ * the group as Derecho did before Spindle, for comparisons on the same
+ * build: one message per RDMA write, a counter push per message received
+ * and delivered, no null-sends, writes posted under the subgroup lock.
+ */
+#define SPINDLE_GROUP_BASELINE	0x1
 
 /* ---- /dev/spindle_ctl ---- */
 
@@ -158,7 +167,7 @@ struct spindle_subgroup_cfg {
  * @size: sizeof(struct spindle_ctl_up)
  * @group_id: non-zero, unique on this node
  * @self_id: this node's member id, or SPINDLE_SELF_AUTO
- * @flags: must be zero
+ * @flags: SPINDLE_GROUP_* (every member must give the same)
  * @nmembers: entries in @members
  * @nsubgroups: entries in @subgroups
  * @members: pointer to struct spindle_member_cfg[nmembers]
@@ -239,6 +248,8 @@ struct spindle_member_info {
 	__u32 reserved[3];
 };
 
+#define SPINDLE_HIST_BUCKETS	16	/* bucket i: batches of [2^i, 2^(i+1)) */
+
 /**
  * struct spindle_subgroup_info - a subgroup and its counters
  * @id: subgroup id
@@ -263,6 +274,13 @@ struct spindle_member_info {
  * @deliver_batches: delivery predicate runs that delivered something
  * @writes_posted: RDMA writes posted for this subgroup
  * @bytes_posted: bytes those writes carried
+ * @send_calls: SPINDLE_IOC_SEND calls on its device
+ * @recv_calls: SPINDLE_IOC_RECV calls on its device
+ * @recv_msgs: messages those calls returned
+ * @hist_publish: headers per run of the send predicate that published
+ * @hist_receive: headers per run of the receive predicate that took some
+ * @hist_deliver: messages per run of the delivery predicate that delivered
+ * @hist_recv_call: messages per RECV call that returned some
  * @reserved: zero
  */
 struct spindle_subgroup_info {
@@ -288,6 +306,13 @@ struct spindle_subgroup_info {
 	__u64 deliver_batches;
 	__u64 writes_posted;
 	__u64 bytes_posted;
+	__u64 send_calls;
+	__u64 recv_calls;
+	__u64 recv_msgs;
+	__u64 hist_publish[SPINDLE_HIST_BUCKETS];
+	__u64 hist_receive[SPINDLE_HIST_BUCKETS];
+	__u64 hist_deliver[SPINDLE_HIST_BUCKETS];
+	__u64 hist_recv_call[SPINDLE_HIST_BUCKETS];
 	__u64 reserved[8];
 };
 
@@ -305,6 +330,8 @@ struct spindle_subgroup_info {
  * @members: pointer to struct spindle_member_info[nmembers], or 0
  * @subgroups: pointer to struct spindle_subgroup_info[nsubgroups], or 0
  * @fault_member: out: member whose writes were rejected, or -1
+ * @busy_ns: out: time the predicate thread spent running passes
+ * @idle_ns: out: time it spent parked
  * @reserved: must be zero
  */
 struct spindle_ctl_group_info {
@@ -320,6 +347,8 @@ struct spindle_ctl_group_info {
 	__s32 fault_member;
 	__aligned_u64 members;
 	__aligned_u64 subgroups;
+	__u64 busy_ns;
+	__u64 idle_ns;
 	__u32 reserved[4];
 };
 

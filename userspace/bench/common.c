@@ -69,7 +69,8 @@ const char *bench_common_usage(void)
 	       "  --sleep-us US        ...or sleep, at the --delayed senders\n"
 	       "  --delayed one|half|all   which: the last sender, the upper half, all\n"
 	       "  --timeout S          give up after S seconds (default 300)\n"
-	       "  --keep-up            leave the group up at the end\n";
+	       "  --keep-up            leave the group up at the end\n"
+	       "  --baseline           form the group in baseline mode (pre-Spindle)\n";
 }
 
 static int num(const char *s, uint64_t *v)
@@ -90,6 +91,10 @@ int bench_option(struct bench_opts *o, int argc, char **argv, int *i)
 
 	if (!strcmp(a, "--keep-up")) {
 		o->keep_up = 1;
+		return 1;
+	}
+	if (!strcmp(a, "--baseline")) {
+		o->baseline = 1;
 		return 1;
 	}
 	if (strncmp(a, "--", 2) || !v)
@@ -176,6 +181,7 @@ static void cfg_from_env(struct bench *b, const char *tool)
 	}
 	memset(c, 0, sizeof(*c));
 	c->group_id = b->o.group_id;
+	c->flags = b->o.baseline ? SPINDLE_GROUP_BASELINE : 0;
 	c->self_id = (uint32_t)atoi(node);
 	copy = strdup(addrs);
 	for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {

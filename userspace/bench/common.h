@@ -22,6 +22,7 @@ struct bench_opts {
 	uint32_t timeout_s;
 	uint32_t batch;			/* commits per mark; 0: library default */
 	int keep_up;			/* leave the group up at the end */
+	int baseline;			/* form the group with SPINDLE_GROUP_BASELINE */
 	uint32_t delay_us;		/* busy-wait after each send... */
 	uint32_t sleep_us;		/* ...or sleep, at the delayed senders */
 	enum bench_senders delayed;	/* which senders: the last, the upper half, all */

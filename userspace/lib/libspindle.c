@@ -40,6 +40,7 @@ static const char *const cfg_err_names[] = {
 	[SPINDLE_CFG_E_SG_NSENDERS] = "subgroup senders (count)",
 	[SPINDLE_CFG_E_SG_SENDER] = "subgroup senders (not a subgroup member, or repeated)",
 	[SPINDLE_CFG_E_GROUP_ID] = "group id",
+	[SPINDLE_CFG_E_GROUP_FLAGS] = "group flags (baseline)",
 	[SPINDLE_CFG_E_FLAGS] = "flags or reserved fields",
 	[SPINDLE_CFG_E_GROUP_EXISTS] = "group id (already up on this node)",
 	[SPINDLE_CFG_E_SELF_AMBIGUOUS] = "self (several members' addresses are local)",
@@ -189,6 +190,11 @@ int spindle_cfg_parse_text(const char *text, struct spindle_cfg *cfg,
 		if (!strcmp(tok[0], "group")) {
 			if (nt != 2 || parse_u32(tok[1], &cfg->group_id) || !cfg->group_id)
 				return fail(err, errlen, "line %u: group: expected a non-zero id", lineno);
+		} else if (!strcmp(tok[0], "baseline")) {
+			if (nt != 2 || (strcmp(tok[1], "yes") && strcmp(tok[1], "no")))
+				return fail(err, errlen, "line %u: baseline: expected 'yes' or 'no'", lineno);
+			cfg->flags = !strcmp(tok[1], "yes") ? cfg->flags | SPINDLE_GROUP_BASELINE :
+				     cfg->flags & ~SPINDLE_GROUP_BASELINE;
 		} else if (!strcmp(tok[0], "self")) {
 			if (nt != 2 || (strcmp(tok[1], "auto") &&
 					(parse_u32(tok[1], &cfg->self_id) ||
@@ -336,6 +342,7 @@ int spindle_up(int ctl, const struct spindle_cfg *cfg, uint32_t *self_id,
 	memset(sgs, 0, sizeof(sgs));
 	up.size = sizeof(up);
 	up.group_id = cfg->group_id;
+	up.flags = cfg->flags;
 	up.self_id = cfg->self_id;
 	up.nmembers = cfg->nmembers;
 	up.nsubgroups = cfg->nsubgroups;

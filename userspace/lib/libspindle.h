@@ -43,6 +43,7 @@ struct spindle_cfg_subgroup {
 
 struct spindle_cfg {
 	uint32_t group_id;
+	uint32_t flags;			/* SPINDLE_GROUP_* */
 	uint32_t self_id;		/* SPINDLE_SELF_AUTO by default */
 	uint32_t nmembers;
 	uint32_t nsubgroups;

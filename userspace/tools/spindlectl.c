@@ -5,6 +5,7 @@
  *   spindlectl up FILE
  *   spindlectl down GROUP [--timeout MS]
  *   spindlectl [-j] show [GROUP]
+ *   spindlectl [-j] stats [GROUP]
  *   spindlectl version
  *
  * Exit status: 0 on success, 1 when the kernel refused (the message says
@@ -28,6 +29,7 @@ static void usage(FILE *f)
 		"usage: spindlectl up FILE\n"
 		"       spindlectl down GROUP [--timeout MS]\n"
 		"       spindlectl [-j] show [GROUP]\n"
+		"       spindlectl [-j] stats [GROUP]\n"
 		"       spindlectl version\n"
 		"  -j  print JSON\n");
 }
@@ -200,7 +202,100 @@ static void show_json(const struct spindle_group_status *st)
 	printf("]}");
 }
 
-static int cmd_show(int argc, char **argv)
+static void print_hist_text(const char *name, const __u64 *h)
+{
+	int b, last = -1;
+
+	for (b = 0; b < SPINDLE_HIST_BUCKETS; b++)
+		if (h[b])
+			last = b;
+	printf("    %-15s", name);
+	if (last < 0)
+		printf(" -");
+	for (b = 0; b <= last; b++)
+		printf(" %s%u:%llu", b == SPINDLE_HIST_BUCKETS - 1 ? ">=" : "",
+		       1u << b, (unsigned long long)h[b]);
+	printf("\n");
+}
+
+static void print_hist_json(const char *name, const __u64 *h)
+{
+	int b;
+
+	printf(",\"%s\":[", name);
+	for (b = 0; b < SPINDLE_HIST_BUCKETS; b++)
+		printf("%s%llu", b ? "," : "", (unsigned long long)h[b]);
+	printf("]");
+}
+
+static double ratio(__u64 a, __u64 b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+/* Counters and histograms: what the benchmarks read. */
+static void stats_one(const struct spindle_group_status *st)
+{
+	const struct spindle_ctl_group_info *gi = &st->info;
+	double busy = gi->busy_ns / 1e9, idle = gi->idle_ns / 1e9;
+	uint32_t i;
+
+	if (json)
+		printf("{\"group\":%u,\"busy_s\":%.6f,\"idle_s\":%.6f,\"subgroups\":[",
+		       gi->group_id, busy, idle);
+	else
+		printf("group %u: predicate thread busy %.3f s, parked %.3f s\n",
+		       gi->group_id, busy, idle);
+	for (i = 0; i < gi->nsubgroups; i++) {
+		const struct spindle_subgroup_info *s = &st->subgroups[i];
+		__u64 msgs = s->msgs_sent + s->msgs_received;
+
+		if (json) {
+			printf("%s{\"id\":%u,\"msgs_sent\":%llu,\"msgs_received\":%llu,"
+			       "\"msgs_delivered\":%llu,\"nulls_sent\":%llu,\"null_runs\":%llu,"
+			       "\"writes_posted\":%llu,\"bytes_posted\":%llu,\"send_calls\":%llu,"
+			       "\"recv_calls\":%llu,\"recv_msgs\":%llu,"
+			       "\"writes_per_delivered\":%.4f,\"msgs_per_recv_call\":%.2f",
+			       i ? "," : "", s->id, (unsigned long long)s->msgs_sent,
+			       (unsigned long long)s->msgs_received,
+			       (unsigned long long)s->msgs_delivered,
+			       (unsigned long long)s->nulls_sent, (unsigned long long)s->null_runs,
+			       (unsigned long long)s->writes_posted,
+			       (unsigned long long)s->bytes_posted,
+			       (unsigned long long)s->send_calls, (unsigned long long)s->recv_calls,
+			       (unsigned long long)s->recv_msgs,
+			       ratio(s->writes_posted, s->msgs_delivered),
+			       ratio(s->recv_msgs, s->recv_calls));
+			print_hist_json("hist_publish", s->hist_publish);
+			print_hist_json("hist_receive", s->hist_receive);
+			print_hist_json("hist_deliver", s->hist_deliver);
+			print_hist_json("hist_recv_call", s->hist_recv_call);
+			printf("}");
+			continue;
+		}
+		printf("  subgroup %u: sent %llu received %llu delivered %llu nulls %llu in %llu runs\n",
+		       s->id, (unsigned long long)s->msgs_sent,
+		       (unsigned long long)s->msgs_received, (unsigned long long)s->msgs_delivered,
+		       (unsigned long long)s->nulls_sent, (unsigned long long)s->null_runs);
+		printf("    RDMA writes %llu (%.4f per delivered message), %llu bytes\n",
+		       (unsigned long long)s->writes_posted,
+		       ratio(s->writes_posted, s->msgs_delivered),
+		       (unsigned long long)s->bytes_posted);
+		printf("    system calls: SEND %llu, RECV %llu (%.2f messages per RECV, %.3f calls per message)\n",
+		       (unsigned long long)s->send_calls, (unsigned long long)s->recv_calls,
+		       ratio(s->recv_msgs, s->recv_calls),
+		       ratio(s->send_calls + s->recv_calls, msgs));
+		printf("    batch sizes (size:count, powers of two):\n");
+		print_hist_text("send", s->hist_publish);
+		print_hist_text("receive", s->hist_receive);
+		print_hist_text("delivery", s->hist_deliver);
+		print_hist_text("per RECV call", s->hist_recv_call);
+	}
+	if (json)
+		printf("]}");
+}
+
+static int cmd_show(int argc, char **argv, int stats)
 {
 	struct spindle_group_status st;
 	uint32_t group = 0, idx;
@@ -224,12 +319,14 @@ static int cmd_show(int argc, char **argv)
 				ret == -ENOENT ? "no such group" : strerror(-ret));
 			return 1;
 		}
-		if (json) {
+		if (json)
 			printf("%s", n ? "," : "");
+		if (stats)
+			stats_one(&st);
+		else if (json)
 			show_json(&st);
-		} else {
+		else
 			show_text(&st);
-		}
 		n++;
 		if (group)
 			break;
@@ -282,7 +379,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[i], "down"))
 		return cmd_down(argc - i - 1, argv + i + 1);
 	if (!strcmp(argv[i], "show"))
-		return cmd_show(argc - i - 1, argv + i + 1);
+		return cmd_show(argc - i - 1, argv + i + 1, 0);
+	if (!strcmp(argv[i], "stats"))
+		return cmd_show(argc - i - 1, argv + i + 1, 1);
 	if (!strcmp(argv[i], "version") && i + 1 == argc)
 		return cmd_version();
 	usage(stderr);

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/debug/spindle/group<ID>/stats: the counters spindlectl stats
+ * shows, plus what only a developer wants (send queue positions of each
+ * peer, doorbells owed).  Values are read without locks: a snapshot.
+ */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "spindle.h"
+
+static struct dentry *spindle_dbg_root;
+
+static void spindle_dbg_hist(struct seq_file *m, const char *name, const u64 *h)
+{
+	int b;
+
+	seq_printf(m, "    %-9s", name);
+	for (b = 0; b < SP_HIST_BUCKETS; b++)
+		seq_printf(m, " %llu", READ_ONCE(h[b]));
+	seq_puts(m, "\n");
+}
+
+static int spindle_dbg_stats_show(struct seq_file *m, void *unused)
+{
+	struct spindle_group *g = m->private;
+	u32 i, s;
+
+	seq_printf(m, "group %u state %d self %u busy_ns %llu idle_ns %llu\n",
+		   g->id, READ_ONCE(g->state), g->cfg.self_id,
+		   READ_ONCE(g->busy_ns), READ_ONCE(g->idle_ns));
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *p = g->peers[i];
+
+		if (i == g->me)
+			continue;
+		seq_printf(m, "  peer %u state %d connects %u sq_posted %llu sq_acked %llu bells_owed %u\n",
+			   p->id, READ_ONCE(p->state), READ_ONCE(p->connects),
+			   READ_ONCE(p->sq_posted), READ_ONCE(p->sq_acked),
+			   READ_ONCE(p->bells_owed));
+	}
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct spindle_sg *sg = g->sgs[s];
+		const struct sp_sg *e;
+
+		if (!sg)
+			continue;
+		e = &sg->eng;
+		seq_printf(m, "  subgroup %u: sent %llu nulls %llu received %llu delivered %llu writes %llu bytes %llu\n",
+			   sg->id, READ_ONCE(e->stats.msgs_sent),
+			   READ_ONCE(e->stats.nulls_sent), READ_ONCE(e->stats.msgs_received),
+			   READ_ONCE(e->stats.msgs_delivered), READ_ONCE(sg->writes_posted),
+			   READ_ONCE(sg->bytes_posted));
+		seq_printf(m, "    reserved %llu published %llu freed %llu headers %llu/%llu dl_seq %llu delivered %llu released %llu\n",
+			   READ_ONCE(e->pay_reserved), READ_ONCE(e->pay_pub),
+			   READ_ONCE(e->pay_freed), READ_ONCE(e->hdr_pub),
+			   READ_ONCE(e->hdr_freed), READ_ONCE(e->dl_seq),
+			   READ_ONCE(e->dl_descs), READ_ONCE(e->rel_descs));
+		seq_puts(m, "    batch-size histograms, buckets 1 2 4 8 ...\n");
+		spindle_dbg_hist(m, "publish", e->stats.hist_publish);
+		spindle_dbg_hist(m, "receive", e->stats.hist_receive);
+		spindle_dbg_hist(m, "deliver", e->stats.hist_deliver);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(spindle_dbg_stats);
+
+void spindle_debugfs_add(struct spindle_group *g)
+{
+	char name[24];
+
+	if (IS_ERR_OR_NULL(spindle_dbg_root))
+		return;
+	snprintf(name, sizeof(name), "group%u", g->id);
+	g->dbg = debugfs_create_dir(name, spindle_dbg_root);
+	debugfs_create_file("stats", 0400, g->dbg, g, &spindle_dbg_stats_fops);
+}
+
+void spindle_debugfs_del(struct spindle_group *g)
+{
+	debugfs_remove_recursive(g->dbg);
+	g->dbg = NULL;
+}
+
+void spindle_debugfs_init(void)
+{
+	spindle_dbg_root = debugfs_create_dir("spindle", NULL);
+}
+
+void spindle_debugfs_exit(void)
+{
+	debugfs_remove_recursive(spindle_dbg_root);
+}
