@@ -24,6 +24,7 @@ static_assert(SPINDLE_MAX_SUBGROUPS == SP_MAX_SUBGROUPS);
 static_assert(SPINDLE_MAX_WINDOW == SP_MAX_WINDOW);
 static_assert(SPINDLE_MAX_MSG == SP_MAX_MSG);
 static_assert(SPINDLE_HIST_BUCKETS == SP_HIST_BUCKETS);
+static_assert(sizeof(struct spindle_producer) == 128);
 static_assert((int)SPINDLE_MODE_ORDERED == (int)SP_MODE_ORDERED);
 static_assert((int)SPINDLE_MODE_UNORDERED == (int)SP_MODE_UNORDERED);
 

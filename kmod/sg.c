@@ -21,6 +21,7 @@ static void spindle_sg_release(struct kref *ref)
 	kvfree(sg->descs);
 	for (r = 0; r < SP_MAX_MEMBERS; r++)
 		spindle_region_put(sg->pay[r]);
+	spindle_region_put(sg->prod_reg);
 	kfree(sg);
 }
 
@@ -132,7 +133,8 @@ static bool spindle_can_reserve(struct spindle_sg *sg)
  * Context: process context; may sleep when @timeout is non-zero.
  * Return: slots reserved (> 0), or -EPERM (this node does not send here),
  * -EINVAL, -EAGAIN (none free, @timeout 0), -ETIMEDOUT, -ERESTARTSYS,
- * -EIO (group failed), -ENOTCONN (group down).
+ * -EBUSY (a process holds the producer page), -EIO (group failed),
+ * -ENOTCONN (group down).
  */
 int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first, long timeout)
 {
@@ -149,6 +151,8 @@ int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first, long timeout)
 
 		spin_lock(&sg->lock);
 		ret = spindle_state_errno(spindle_sg_state(sg));
+		if (!ret && sg->prod_owner)
+			ret = -EBUSY;	/* the producer page owns the ring */
 		if (!ret)
 			n = sp_sg_reserve(&sg->eng, want, first);
 		spin_unlock(&sg->lock);

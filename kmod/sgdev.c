@@ -156,6 +156,7 @@ static int spindle_file_release(struct inode *inode, struct file *file)
 	/* what this file reserved and never marked goes out as nulls */
 	while (f->pending)
 		spindle_void(sg, spindle_res_pop(f));
+	spindle_producer_detach(sg, f);
 	if (f->cons)
 		spindle_detach(f->cons);
 	kvfree(f->q);
@@ -190,6 +191,7 @@ static long spindle_ioc_info(struct spindle_file *f, void __user *uarg)
 	info.nsenders = sg->cfg.nsenders;
 	info.my_rank = sg->eng.my_rank;
 	info.state = spindle_sg_state(sg);
+	info.producer_size = spindle_producer_size(sg);
 	for (r = 0; info.rings && r < min(room, sg->cfg.nsenders); r++) {
 		memset(&ri, 0, sizeof(ri));
 		ri.member_id = sg->rank_id[r];
@@ -447,6 +449,23 @@ unlock:
 	return ret;
 }
 
+/* The producer's doorbell: only the producer rings it. */
+static long spindle_ioc_wake(struct spindle_file *f)
+{
+	struct spindle_sg *sg = f->sg;
+	int ret = 0;
+
+	spin_lock(&sg->lock);
+	if (sg->prod_owner != f)
+		ret = -EINVAL;
+	else if (sg->prod_broken)
+		ret = -EIO;
+	else if (sg->g)
+		spindle_ring_doorbell(sg->g);
+	spin_unlock(&sg->lock);
+	return ret;
+}
+
 static long spindle_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct spindle_file *f = file->private_data;
@@ -459,9 +478,27 @@ static long spindle_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 		return spindle_ioc_send(f, file, uarg);
 	case SPINDLE_IOC_RECV:
 		return spindle_ioc_recv(f, file, uarg);
+	case SPINDLE_IOC_WAKE:
+		return spindle_ioc_wake(f);
 	default:
 		return -ENOTTY;
 	}
+}
+
+/* For poll(): may this file's sender fill a slot now? */
+static bool spindle_can_fill(struct spindle_file *f)
+{
+	struct spindle_sg *sg = f->sg;
+	bool ok;
+
+	spin_lock(&sg->lock);
+	if (sg->prod_owner == f)	/* its own tail is only a hint here */
+		ok = READ_ONCE(((struct spindle_producer *)sg->prod_reg->vaddr)->tail) <
+		     sg->prod_limit;
+	else
+		ok = !sg->prod_owner && sp_sg_free_slots(&sg->eng);
+	spin_unlock(&sg->lock);
+	return ok;
 }
 
 static __poll_t spindle_poll(struct file *file, poll_table *wait)
@@ -475,7 +512,7 @@ static __poll_t spindle_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &sg->send_wq, wait);
 	if (READ_ONCE(f->cons) && spindle_queued(f))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	if (f->res && state == SPINDLE_GROUP_ACTIVE && sp_sg_free_slots(&sg->eng))
+	if (f->res && state == SPINDLE_GROUP_ACTIVE && spindle_can_fill(f))
 		mask |= EPOLLOUT | EPOLLWRNORM;
 	if (state == SPINDLE_GROUP_FAILED)
 		mask |= EPOLLERR;
@@ -501,6 +538,35 @@ static const struct vm_operations_struct spindle_vm_ops = {
 	.close = spindle_vm_close,
 };
 
+/* Map the producer page, making this file the subgroup's producer. */
+static int spindle_mmap_producer(struct spindle_file *f, struct vm_area_struct *vma)
+{
+	struct spindle_sg *sg = f->sg;
+	unsigned long len = vma->vm_end - vma->vm_start;
+	struct spindle_region *reg;
+	int ret;
+
+	if (!f->res || !(vma->vm_flags & VM_SHARED) ||
+	    !(vma->vm_flags & VM_WRITE) || len > spindle_producer_size(sg))
+		return -EINVAL;
+	ret = spindle_producer_attach(sg, f);
+	if (ret)
+		return ret;
+	spin_lock(&sg->lock);
+	reg = sg->prod_reg;
+	kref_get(&reg->ref);
+	spin_unlock(&sg->lock);
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	ret = remap_vmalloc_range(vma, reg->vaddr, 0);
+	if (ret) {
+		spindle_region_put(reg);
+		return ret;
+	}
+	vma->vm_private_data = reg;
+	vma->vm_ops = &spindle_vm_ops;
+	return 0;
+}
+
 static int spindle_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct spindle_file *f = file->private_data;
@@ -511,9 +577,10 @@ static int spindle_mmap(struct file *file, struct vm_area_struct *vma)
 	u64 r;
 	int ret;
 
+	if (off == SPINDLE_MMAP_PRODUCER)
+		return spindle_mmap_producer(f, vma);
 	r = (off >> SPINDLE_MMAP_SHIFT) - 1;
-	if (off & ((1ULL << SPINDLE_MMAP_SHIFT) - 1) || !off ||
-	    r >= sg->cfg.nsenders) {
+	if (off & ((1ULL << SPINDLE_MMAP_SHIFT) - 1) || r >= sg->cfg.nsenders) {
 		pr_debug("mmap of subgroup %u at bad offset %#llx\n", sg->id, off);
 		return -EINVAL;
 	}

@@ -215,6 +215,13 @@ struct spindle_sg {
 	struct sp_desc *descs;		/* [log_size], the kthread only */
 
 	struct spindle_region *pay[SP_MAX_MEMBERS];	/* by sender rank */
+
+	/* the producer page (producer.c), under lock */
+	struct spindle_region *prod_reg;
+	const void *prod_owner;		/* the file that holds it */
+	u64 prod_tail;			/* positions taken from it */
+	u64 prod_limit;			/* last limit written to it */
+	bool prod_broken;
 	u32 rank_id[SP_MAX_MEMBERS];	/* member id of each rank */
 	u32 member_idx[SP_MAX_MEMBERS];	/* group member index by sg position */
 
@@ -231,6 +238,14 @@ struct spindle_sg {
 int spindle_sg_state(struct spindle_sg *sg);
 int spindle_state_errno(int state);
 void spindle_sg_kick(struct spindle_sg *sg);
+
+/* producer.c */
+size_t spindle_producer_size(const struct spindle_sg *sg);
+int spindle_producer_attach(struct spindle_sg *sg, const void *owner);
+void spindle_producer_detach(struct spindle_sg *sg, const void *owner);
+int spindle_producer_take(struct spindle_sg *sg);
+void spindle_producer_limit(struct spindle_sg *sg);
+bool spindle_producer_sleep(struct spindle_sg *sg, bool sleep);
 
 /* sgdev.c */
 int spindle_sgdev_init(void);

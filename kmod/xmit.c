@@ -293,11 +293,13 @@ static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *
 				step += ret + spindle_sg_emit(g, sg, true);
 		}
 		if (!failed && !READ_ONCE(g->stopping)) {
+			step += spindle_producer_take(sg);
 			ret = sp_sg_publish(e);
 			if (ret)
 				step += ret + spindle_sg_emit(g, sg, true);
 		}
 		freed = sp_sg_reclaim(e);
+		spindle_producer_limit(sg);
 		spin_unlock(&sg->lock);
 		if (freed) {
 			step += freed;
@@ -344,9 +346,12 @@ static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
 		}
 	}
 	spin_lock(&sg->lock);
-	if (!failed && !READ_ONCE(g->stopping))
+	if (!failed && !READ_ONCE(g->stopping)) {
+		work += spindle_producer_take(sg);
 		work += sp_sg_publish(e);
+	}
 	freed = sp_sg_reclaim(e);
+	spindle_producer_limit(sg);
 	spin_unlock(&sg->lock);
 	if (freed) {
 		work += freed;
@@ -392,23 +397,33 @@ static int spindle_pass(struct spindle_group *g)
 	return work;
 }
 
+/* Ask (or stop asking) every producer page for a wake-up call. */
+static bool spindle_producers_sleep(struct spindle_group *g, bool sleep)
+{
+	bool more = false;
+	u32 s;
+
+	for (s = 0; s < g->cfg.nsubgroups; s++)
+		if (g->sgs[s] && spindle_producer_sleep(g->sgs[s], sleep))
+			more = true;
+	return more;
+}
+
 /* Park until a doorbell, a completion, or @ms milliseconds. */
 static void spindle_park(struct spindle_group *g, unsigned int ms)
 {
 	ktime_t t = ms_to_ktime(max(ms, 1U));
 
-	set_current_state(TASK_INTERRUPTIBLE);
-	if (atomic_read(&g->doorbell) || kthread_should_stop()) {
+	/* producers first: asking them to ring is itself a last look */
+	if (!spindle_producers_sleep(g, true)) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!atomic_read(&g->doorbell) && !kthread_should_stop() &&
+		    !(g->cq && ib_req_notify_cq(g->cq, IB_CQ_NEXT_COMP |
+						IB_CQ_REPORT_MISSED_EVENTS) > 0))
+			schedule_hrtimeout_range(&t, NSEC_PER_MSEC, HRTIMER_MODE_REL);
 		__set_current_state(TASK_RUNNING);
-		return;
 	}
-	if (g->cq && ib_req_notify_cq(g->cq, IB_CQ_NEXT_COMP |
-				      IB_CQ_REPORT_MISSED_EVENTS) > 0) {
-		__set_current_state(TASK_RUNNING);
-		return;
-	}
-	schedule_hrtimeout_range(&t, NSEC_PER_MSEC, HRTIMER_MODE_REL);
-	__set_current_state(TASK_RUNNING);
+	spindle_producers_sleep(g, false);
 }
 
 /**
@@ -440,6 +455,7 @@ int spindle_thread_fn(void *data)
 		}
 		spindle_park(g, READ_ONCE(idle_ms));
 		g->idle_ns += ktime_get_ns() - t1;
+		cond_resched();		/* a park may return at once */
 	}
 	return 0;
 }

@@ -28,6 +28,8 @@
  *   3. SPINDLE_IOC_SEND with .count = k and .lens marks this file's k
  *	oldest reservations ready (SPINDLE_LEN_VOID gives one up: it goes out
  *	as a null and is never delivered).  One call may mark and reserve.
+ *   Or, with no system call under load: map the producer page (offset
+ *   SPINDLE_MMAP_PRODUCER) and see struct spindle_producer.
  *   Reservations belong to the open file and are published in ring order:
  *   one not yet marked holds back later ones, from any file.  Closing the
  *   file voids what it still holds.  Threads that send concurrently open
@@ -361,6 +363,42 @@ struct spindle_ctl_group_info {
 
 #define SPINDLE_RING_WRITABLE	0x1	/* this node's own send ring */
 
+/*
+ * The producer page: mmap(offset SPINDLE_MMAP_PRODUCER, size
+ * spindle_info.producer_size, PROT_READ | PROT_WRITE, MAP_SHARED) by a
+ * sender's file opened O_RDWR makes that file the subgroup's only
+ * producer (EBUSY if another file sends).  Then, for each message:
+ *
+ *	wait until tail < limit (poll() POLLOUT, or spin on limit);
+ *	build it in the slot of position tail (slot = tail % window);
+ *	SPINDLE_PRODUCER_LENS(page)[tail % window] = length;
+ *	store tail + 1 to tail (a release store), then a full barrier;
+ *	if flags & SPINDLE_PRODUCER_NEED_WAKEUP: ioctl(SPINDLE_IOC_WAKE).
+ *
+ * The predicate thread takes new positions while it runs, checking the
+ * tail and every length; it sets NEED_WAKEUP (then a full barrier, then
+ * reads tail again) before it sleeps.  A bad tail or length sets
+ * SPINDLE_PRODUCER_BROKEN, is logged, and nothing more is taken: close
+ * the file.  head and limit are the kernel's: writing them changes nothing.
+ */
+#define SPINDLE_MMAP_PRODUCER		0
+#define SPINDLE_PRODUCER_NEED_WAKEUP	0x1
+#define SPINDLE_PRODUCER_BROKEN		0x2
+
+struct spindle_producer {
+	__u64 tail;		/* process: positions before it are ready */
+	__u64 pad0[7];
+	__u64 head;		/* kernel: positions it has taken */
+	__u64 limit;		/* kernel: positions before it may be filled */
+	__u32 flags;		/* kernel: SPINDLE_PRODUCER_* */
+	__u32 pad1;
+	__u64 pad2[5];
+};
+
+/* Then __u32 lens[window], the process's: the length at each position. */
+#define SPINDLE_PRODUCER_LENS(page) \
+	((__u32 *)((char *)(page) + sizeof(struct spindle_producer)))
+
 /**
  * struct spindle_ring_info - where a sender's ring is mapped
  * @member_id: the sender
@@ -389,6 +427,7 @@ struct spindle_ring_info {
  * @nsenders: in: room in @rings; out: senders (ring i is sender rank i)
  * @my_rank: out: this node's sender rank, -1 if it does not send
  * @state: out: enum spindle_group_state
+ * @producer_size: out: bytes of the producer page mapping (0: not a sender)
  * @rings: pointer to struct spindle_ring_info[nsenders], or 0
  * @reserved: must be zero
  */
@@ -406,7 +445,8 @@ struct spindle_info {
 	__s32 my_rank;
 	__u32 state;
 	__aligned_u64 rings;
-	__u32 reserved[4];
+	__u32 producer_size;
+	__u32 reserved[3];
 };
 
 #define SPINDLE_SEND_NONBLOCK	0x1	/* reserve: EAGAIN, never wait */
@@ -425,6 +465,7 @@ struct spindle_info {
  * @pending: out: reservations this file holds now
  * @reserved: must be zero
  *
+ * EBUSY: another file (or this one) is the subgroup's producer.
  * Errors: EINVAL (count over what the file holds, bad flags, or a
  * reservation while the file already holds the whole window), EMSGSIZE
  * (a length over max_msg: nothing is marked), EPERM (this node does not send
@@ -497,5 +538,6 @@ struct spindle_recv {
 #define SPINDLE_IOC_INFO	_IOWR(SPINDLE_IOC_MAGIC, 0x20, struct spindle_info)
 #define SPINDLE_IOC_SEND	_IOWR(SPINDLE_IOC_MAGIC, 0x21, struct spindle_send)
 #define SPINDLE_IOC_RECV	_IOWR(SPINDLE_IOC_MAGIC, 0x22, struct spindle_recv)
+#define SPINDLE_IOC_WAKE	_IO(SPINDLE_IOC_MAGIC, 0x23)	/* the producer's doorbell */
 
 #endif /* _UAPI_LINUX_SPINDLE_H */

@@ -3,9 +3,12 @@
  * spindle-bw: multicast bandwidth, shaped like Derecho's bandwidth_test.
  *
  * Every member delivers every message; senders (all, half or one) each send
- * --messages messages of --size bytes, built in place in the ring.  Each
- * delivered payload is checked against the pattern its sender wrote.  The
- * run ends when all messages are delivered and prints one JSON line.
+ * --messages messages of --size bytes (or send for --seconds, then one
+ * empty message that says they are done), built in place in the ring
+ * (or, with --copy, copied in from a buffer and out into one, as an
+ * application that does not build in place would).  Each delivered payload
+ * is checked against the pattern its sender wrote.  The run ends when all
+ * messages are delivered and prints one JSON line.
  *
  * --log FILE writes every delivered message as the line
  *	seq sender_rank sender_index len crc32c
@@ -24,11 +27,18 @@
 static struct bench b;
 static double t_first_slot;
 static int send_err;
+static uint64_t sent_msgs;
+static int use_producer = 1;
+static int copy_mode;
+static double run_seconds;
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: spindle-bw [options]\n%s"
-		"  --log FILE           log every delivered message\n",
+		"  --log FILE           log every delivered message\n"
+		"  --seconds S          send for S seconds instead of --messages\n"
+		"  --copy               copy each message in and out (not in place)\n"
+		"  --no-producer        send with SEND system calls, not the producer page\n",
 		bench_common_usage());
 }
 
@@ -36,45 +46,79 @@ static void *sender(void *arg)
 {
 	struct spindle_handle *h = &b.h;
 	uint32_t rank = (uint32_t)h->info.my_rank;
-	double deadline = bench_now() + b.o.timeout_s;
+	double deadline = bench_now() + b.o.timeout_s, stop = 0;
 	int delayed = bench_is_delayed(&b.o, h->info.my_rank, h->info.nsenders);
+	uint8_t *src = copy_mode ? malloc(b.o.size) : NULL;
 	uint64_t k;
 
 	(void)arg;
-	for (k = 0; k < b.o.messages; k++) {
+	for (k = 0; run_seconds || k < b.o.messages; k++) {
 		int left = (int)((deadline - bench_now()) * 1000);
-		void *p = spindle_get_slot(h, left > 0 ? left : 0);
+		uint32_t len = b.o.size;
+		void *p;
 
+		if (run_seconds && stop && bench_now() >= stop)
+			len = 0;		/* the end marker */
+		p = spindle_get_slot(h, left > 0 ? left : 0);
 		if (!p) {
 			send_err = errno;
 			fprintf(stderr, "spindle-bw: sending message %" PRIu64 ": %s\n",
 				k, strerror(errno));
-			return NULL;
+			break;
 		}
-		if (!t_first_slot)
+		if (!t_first_slot) {
 			t_first_slot = bench_now();
-		bench_fill(p, b.o.size, rank, k);
-		if (spindle_commit(h, b.o.size) || (delayed && spindle_flush(h))) {
+			stop = t_first_slot + run_seconds;
+		}
+		if (copy_mode) {
+			bench_fill(src, len, rank, k);
+			memcpy(p, src, len);
+		} else {
+			bench_fill(p, len, rank, k);
+		}
+		if (spindle_commit(h, len) || (delayed && spindle_flush(h))) {
 			send_err = errno;
 			perror("spindle-bw: commit");
-			return NULL;
+			break;
 		}
+		if (len)
+			sent_msgs++;
+		if (run_seconds && !len)
+			break;
 		if (delayed)
 			bench_pause(&b.o);
 	}
-	if (spindle_flush(h)) {
+	if (!send_err && spindle_flush(h)) {
 		send_err = errno;
 		perror("spindle-bw: flush");
 	}
+	free(src);
 	return NULL;
+}
+
+/* Kernel counters of this subgroup, for the JSON line. */
+static void subgroup_counters(struct spindle_subgroup_info *out)
+{
+	struct spindle_group_status st;
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (spindle_group_info(b.ctl, b.o.group_id, 0, &st))
+		return;
+	for (i = 0; i < st.info.nsubgroups; i++)
+		if (st.subgroups[i].id == b.o.subgroup_id)
+			*out = st.subgroups[i];
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t next[SPINDLE_MAX_MEMBERS] = { 0 }, delivered = 0, bytes = 0;
-	uint64_t expected, bad = 0;
-	double t0, t_first = 0, t_last = 0, deadline, secs;
+	uint64_t expected, bad = 0, seconds_arg;
+	double t_first = 0, t_last = 0, deadline, secs;
+	struct spindle_subgroup_info si;
 	struct spindle_handle *h;
+	uint32_t ends = 0;
+	uint8_t *dst = NULL;
 	pthread_t th;
 	FILE *log = NULL;
 	int i, sending, ret, err = 0;
@@ -85,13 +129,22 @@ int main(int argc, char **argv)
 
 		if (r == 1)
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		if (!strcmp(argv[i], "--copy")) {
+			copy_mode = 1;
+		} else if (!strcmp(argv[i], "--no-producer")) {
+			use_producer = 0;
+		} else if (!strcmp(argv[i], "--seconds") && i + 1 < argc &&
+			   sscanf(argv[i + 1], "%" SCNu64, &seconds_arg) == 1 && seconds_arg) {
+			run_seconds = (double)seconds_arg;
+			i++;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
+		} else {
+			fprintf(stderr, "spindle-bw: bad option '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
 		}
-		fprintf(stderr, "spindle-bw: bad option '%s'\n", argv[i]);
-		usage(stderr);
-		return 2;
 	}
 	if (b.o.log) {
 		log = fopen(b.o.log, "w");
@@ -107,9 +160,18 @@ int main(int argc, char **argv)
 			b.o.size, h->info.max_msg);
 		return 2;
 	}
-	expected = b.o.messages * h->info.nsenders;
-	t0 = bench_now();
-	deadline = t0 + b.o.timeout_s;
+	if (copy_mode)
+		dst = malloc(h->info.max_msg);
+	expected = run_seconds ? UINT64_MAX : b.o.messages * h->info.nsenders;
+	deadline = bench_now() + b.o.timeout_s;
+	sending = h->info.my_rank >= 0 && (b.o.messages || run_seconds);
+	if (sending && use_producer) {
+		ret = spindle_use_producer(h);
+		if (ret) {
+			fprintf(stderr, "spindle-bw: producer page: %s\n", strerror(-ret));
+			return 1;
+		}
+	}
 
 	/* become a consumer before anything is sent */
 	ret = spindle_recv(h, 0);
@@ -117,19 +179,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spindle-bw: recv: %s\n", strerror(-ret));
 		return 1;
 	}
-	sending = h->info.my_rank >= 0 && b.o.messages;
 	if (sending && pthread_create(&th, NULL, sender, NULL)) {
 		perror("spindle-bw: pthread_create");
 		return 1;
 	}
-	while (delivered < expected && bench_now() < deadline) {
+	while (delivered < expected && bench_now() < deadline &&
+	       (!run_seconds || ends < h->info.nsenders)) {
 		int n = spindle_recv(h, 1000), k;
 
 		if (n == -EAGAIN || n == -ETIMEDOUT || n == -EINTR)
 			continue;
 		if (n < 0) {
-			fprintf(stderr, "spindle-bw: recv after %" PRIu64 " of %" PRIu64 ": %s\n",
-				delivered, expected, strerror(-n));
+			fprintf(stderr, "spindle-bw: recv after %" PRIu64 " messages: %s\n",
+				delivered, strerror(-n));
 			err = 1;
 			break;
 		}
@@ -139,8 +201,14 @@ int main(int argc, char **argv)
 			const struct spindle_desc *d = &h->descs[k];
 			const void *p = spindle_msg_data(h, d);
 
-			if (d->rank >= h->info.nsenders || d->len != b.o.size ||
-			    bench_check(p, d->len, d->rank, next[d->rank])) {
+			if (copy_mode) {
+				memcpy(dst, p, d->len <= h->info.max_msg ? d->len : 0);
+				p = dst;
+			}
+			if (run_seconds && !d->len) {
+				ends++;
+			} else if (d->rank >= h->info.nsenders || d->len != b.o.size ||
+				   bench_check(p, d->len, d->rank, next[d->rank])) {
 				if (bad++ < 5)
 					fprintf(stderr, "spindle-bw: bad message seq %llu rank %u index %llu len %u (expected data #%" PRIu64 ")\n",
 						(unsigned long long)d->seq, d->rank,
@@ -162,26 +230,43 @@ int main(int argc, char **argv)
 	}
 	if (sending)
 		pthread_join(th, NULL);
+	spindle_done(h);
+	subgroup_counters(&si);
 	if (t_first_slot && (!t_first || t_first_slot < t_first))
 		t_first = t_first_slot;
 	secs = t_last > t_first ? t_last - t_first : 0;
+	if (run_seconds)
+		delivered -= ends;
 	printf("{\"tool\":\"spindle-bw\",\"node\":%u,\"nodes\":%u,\"senders\":%u,\"mode\":\"%s\","
-	       "\"size\":%u,\"window\":%u,\"messages_per_sender\":%" PRIu64 ",\"delivered\":%" PRIu64
-	       ",\"expected\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"MBps\":%.3f,"
-	       "\"msgs_per_sec\":%.1f,\"send_calls\":%" PRIu64 ",\"recv_calls\":%" PRIu64
-	       ",\"bad_messages\":%" PRIu64 ",\"delayed\":%d}\n",
+	       "\"baseline\":%d,\"producer\":%d,\"copy\":%d,\"size\":%u,\"window\":%u,"
+	       "\"messages_per_sender\":%" PRIu64 ",\"delivered\":%" PRIu64 ",\"expected\":%" PRIu64
+	       ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"MBps\":%.3f,\"msgs_per_sec\":%.1f,"
+	       "\"sent\":%" PRIu64 ",\"send_calls\":%" PRIu64 ",\"wake_calls\":%" PRIu64
+	       ",\"recv_calls\":%" PRIu64 ",\"syscalls_per_sent\":%.4f,\"msgs_per_recv\":%.2f,"
+	       "\"writes_posted\":%llu,\"writes_per_delivered\":%.4f,\"nulls_sent\":%llu,"
+	       "\"bad_messages\":%" PRIu64 ",\"delayed\":%d}\n",
 	       b.self_id, h->info.nmembers, h->info.nsenders,
 	       h->info.mode == SPINDLE_MODE_ORDERED ? "ordered" : "unordered",
-	       b.o.size, h->info.window, b.o.messages, delivered, expected, bytes, secs,
+	       (b.cfg.flags & SPINDLE_GROUP_BASELINE) ? 1 : 0, h->prod ? 1 : 0, copy_mode,
+	       b.o.size, h->info.window, run_seconds ? 0 : b.o.messages, delivered,
+	       run_seconds ? delivered : expected, bytes, secs,
 	       secs > 0 ? bytes / secs / 1e6 : 0.0, secs > 0 ? delivered / secs : 0.0,
-	       h->send_calls, h->recv_calls, bad,
+	       sent_msgs, h->send_calls, h->wake_calls, h->recv_calls,
+	       sent_msgs ? (double)(h->send_calls + h->wake_calls) / sent_msgs : 0.0,
+	       si.recv_calls ? (double)si.recv_msgs / si.recv_calls : 0.0,
+	       (unsigned long long)si.writes_posted,
+	       si.msgs_delivered ? (double)si.writes_posted / si.msgs_delivered : 0.0,
+	       (unsigned long long)si.nulls_sent, bad,
 	       bench_is_delayed(&b.o, h->info.my_rank, h->info.nsenders));
 	fflush(stdout);
 	if (log)
 		fclose(log);
+	free(dst);
 	bench_teardown(&b);
-	if (delivered < expected && !err)
+	if (!run_seconds && delivered < expected && !err)
 		fprintf(stderr, "spindle-bw: timed out: %" PRIu64 " of %" PRIu64 " delivered\n",
 			delivered, expected);
+	if (run_seconds)
+		return ends == h->info.nsenders && !bad && !send_err && !err ? 0 : 1;
 	return delivered == expected && !bad && !send_err && !err ? 0 : 1;
 }

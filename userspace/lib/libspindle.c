@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -534,12 +535,84 @@ void spindle_close(struct spindle_handle *h)
 	for (r = 0; r < SPINDLE_MAX_MEMBERS; r++)
 		if (h->ring[r])
 			munmap(h->ring[r], h->rings[r].mmap_size);
+	if (h->prod)
+		munmap(h->prod, h->info.producer_size);
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h->lens);
 	free(h->descs);
 	memset(h, 0, sizeof(*h));
 	h->fd = -1;
+}
+
+/**
+ * spindle_use_producer - send through the mapped producer page
+ * @h: handle of a subgroup this node sends in, opened O_RDWR
+ *
+ * The file becomes the subgroup's only producer: no other file of it can
+ * reserve slots while it is open.
+ * Return: 0, -EBUSY (another file sends, or this one holds reservations),
+ * or another -errno.
+ */
+int spindle_use_producer(struct spindle_handle *h)
+{
+	void *p;
+
+	if (h->info.my_rank < 0 || !h->info.producer_size)
+		return -EPERM;
+	if (h->prod)
+		return 0;
+	spindle_flush(h);
+	if (h->res_left)
+		return -EBUSY;
+	p = mmap(NULL, h->info.producer_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 h->fd, SPINDLE_MMAP_PRODUCER);
+	if (p == MAP_FAILED)
+		return -errno;
+	h->prod = p;
+	h->prod_lens = SPINDLE_PRODUCER_LENS(h->prod);
+	h->prod_tail = __atomic_load_n(&h->prod->tail, __ATOMIC_ACQUIRE);
+	h->prod_next = h->prod_tail;
+	h->prod_rung = h->prod_tail;
+	return 0;
+}
+
+/* Producer page: ring the kernel's thread if it sleeps and there is news. */
+static int producer_ring(struct spindle_handle *h)
+{
+	/* the tail before the flag: the kernel sets the flag, then reads it */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (h->prod_tail == h->prod_rung ||
+	    !(__atomic_load_n(&h->prod->flags, __ATOMIC_RELAXED) &
+	      SPINDLE_PRODUCER_NEED_WAKEUP))
+		return 0;
+	h->prod_rung = h->prod_tail;
+	h->wake_calls++;
+	return ioctl(h->fd, SPINDLE_IOC_WAKE) < 0 ? -errno : 0;
+}
+
+/* Producer page: wait until position prod_next may be filled. */
+static int producer_wait(struct spindle_handle *h, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = h->fd, .events = POLLOUT };
+	int spins = 0;
+
+	while (__atomic_load_n(&h->prod->limit, __ATOMIC_ACQUIRE) <= h->prod_next) {
+		if (__atomic_load_n(&h->prod->flags, __ATOMIC_RELAXED) &
+		    SPINDLE_PRODUCER_BROKEN)
+			return -EIO;
+		if (++spins < 64)
+			continue;
+		if (spins == 64 && producer_ring(h))
+			return -errno;
+		if (!timeout_ms)
+			return -EAGAIN;
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return -ETIMEDOUT;
+		if (pfd.revents & (POLLERR | POLLHUP))
+			return pfd.revents & POLLHUP ? -ENOTCONN : -EIO;
+	}
+	return 0;
 }
 
 /* One SEND call: mark what is committed, reserve up to @want more. */
@@ -582,6 +655,17 @@ void *spindle_get_slot(struct spindle_handle *h, int timeout_ms)
 		errno = EPERM;
 		return NULL;
 	}
+	if (h->prod) {
+		int ret = producer_wait(h, timeout_ms);
+
+		if (ret) {
+			errno = -ret;
+			return NULL;
+		}
+		pos = h->prod_next++;
+		return (char *)h->ring[h->info.my_rank] +
+		       (pos % h->info.window) * h->info.slot_size;
+	}
 	if (!h->res_left) {
 		int ret = send_call(h, h->info.window, timeout_ms);
 
@@ -605,6 +689,17 @@ void *spindle_get_slot(struct spindle_handle *h, int timeout_ms)
  */
 int spindle_commit(struct spindle_handle *h, uint32_t len)
 {
+	if (h->prod) {
+		if (h->prod_tail == h->prod_next)
+			return -EINVAL;		/* no slot handed out */
+		h->prod_lens[h->prod_tail % h->info.window] = len;
+		h->prod_tail++;
+		/* the slot and its length before the tail */
+		__atomic_store_n(&h->prod->tail, h->prod_tail, __ATOMIC_RELEASE);
+		if (h->prod_tail - h->prod_rung >= h->batch)
+			return producer_ring(h);
+		return 0;
+	}
 	h->lens[h->ncommit++] = len;
 	if (h->ncommit >= h->batch)
 		return spindle_flush(h);
@@ -613,6 +708,8 @@ int spindle_commit(struct spindle_handle *h, uint32_t len)
 
 int spindle_flush(struct spindle_handle *h)
 {
+	if (h->prod)
+		return producer_ring(h);
 	if (!h->ncommit)
 		return 0;
 	return send_call(h, 0, 0);

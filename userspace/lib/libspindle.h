@@ -10,6 +10,11 @@
  *   sending		p = spindle_get_slot(); build the message at p;
  *			spindle_commit(len).  Commits are marked ready in
  *			batches; spindle_flush() marks what is pending now.
+ *			After spindle_use_producer(), a commit is a store to
+ *			the mapped producer page instead: no system call while
+ *			the kernel's thread runs; while it sleeps, a wake-up
+ *			call once h->batch commits wait, before blocking on a
+ *			full ring, and in spindle_flush().
  *   receiving		n = spindle_recv(h, timeout); h->descs[0..n) describe
  *			the messages, spindle_msg_data() finds them in place;
  *			they stay valid until the next spindle_recv(), which
@@ -91,6 +96,13 @@ struct spindle_handle {
 	uint32_t ncommit;			/* committed, not yet marked */
 	uint32_t *lens;				/* [window] */
 	uint64_t send_calls;
+	uint64_t wake_calls;
+	/* the producer page, after spindle_use_producer() */
+	struct spindle_producer *prod;
+	uint32_t *prod_lens;
+	uint64_t prod_next;			/* positions handed out */
+	uint64_t prod_tail;			/* positions committed */
+	uint64_t prod_rung;			/* prod_tail at the last wake-up call */
 	/* receiving */
 	struct spindle_desc *descs;
 	uint32_t max_descs;
@@ -102,6 +114,7 @@ int spindle_open(struct spindle_handle *h, uint32_t group_id,
 int spindle_open_path(struct spindle_handle *h, const char *path, int oflags);
 void spindle_close(struct spindle_handle *h);
 
+int spindle_use_producer(struct spindle_handle *h);
 void *spindle_get_slot(struct spindle_handle *h, int timeout_ms);
 int spindle_commit(struct spindle_handle *h, uint32_t len);
 int spindle_flush(struct spindle_handle *h);
