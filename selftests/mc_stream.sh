@@ -3,7 +3,8 @@
 # Streams of messages through a group of all the guests (1 or more), formed
 # by spindle-bw from SPINDLE_NODE/SPINDLE_ADDRS: all / half / one senders,
 # ordered and unordered, 1 B, 1 KB and the configured maximum message size,
-# window 1, 16 and 100.  Every payload is checked against its sender's
+# window 1, 16 and 100; through the producer page and (--no-producer) with
+# SEND system calls.  Every payload is checked against its sender's
 # pattern; each log obeys FIFO per sender and (ordered) the round-robin rule;
 # scripts/check then compares the logs of all guests.
 . selftests/lib/ktap.sh
@@ -14,10 +15,10 @@ spindle_load || exit 1
 T="--timeout 120"
 ktap_plan 6
 bw_run ordered_all_1k_w100   --group 11 --port "$(bw_port 1)" --senders all --messages 1500 --size 1024 --window 100 $T
-bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages 300 --size 1 --window 1 $T
+bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages 300 --size 1 --window 1 --no-producer $T
 bw_run ordered_one_max_w8    --group 13 --port "$(bw_port 3)" --senders one --messages 400 --size 8192 --window 8 $T
 bw_run ordered_all_1b_w100   --group 14 --port "$(bw_port 4)" --senders all --messages 3000 --size 1 --window 100 $T
-bw_run unordered_all_1k_w16  --group 15 --port "$(bw_port 5)" --mode unordered --senders all --messages 1500 --size 1024 --window 16 $T
+bw_run unordered_all_1k_w16  --group 15 --port "$(bw_port 5)" --mode unordered --senders all --messages 1500 --size 1024 --window 16 --no-producer $T
 bw_run unordered_one_max_w1  --group 16 --port "$(bw_port 6)" --mode unordered --senders one --messages 200 --size 4096 --window 1 $T
 spindle_unload
 ktap_finish

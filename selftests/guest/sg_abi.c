@@ -495,3 +495,136 @@ TEST(killed_process_leaves_nothing_behind)
 	}
 	spindle_close(&h);
 }
+
+/* ---- the producer page ---- */
+
+static void *map_producer(struct spindle_handle *h, int prot, int flags, size_t len)
+{
+	return mmap(NULL, len, prot, flags, h->fd, SPINDLE_MMAP_PRODUCER);
+}
+
+TEST(producer_page_mapping_rules)
+{
+	struct spindle_handle h, other;
+	struct spindle_send s;
+	size_t sz;
+	void *p, *q;
+	int ro;
+
+	NEED_GROUPS();
+	ASSERT_EQ(spindle_open_path(&h, devpath[0], O_RDWR), 0);
+	sz = h.info.producer_size;
+	ASSERT_GT(sz, 0);
+	EXPECT_TRUE(map_producer(&h, PROT_READ, MAP_SHARED, sz) == MAP_FAILED && errno == EINVAL);
+	EXPECT_TRUE(map_producer(&h, PROT_READ | PROT_WRITE, MAP_PRIVATE, sz) == MAP_FAILED &&
+		    errno == EINVAL);
+	EXPECT_TRUE(map_producer(&h, PROT_READ | PROT_WRITE, MAP_SHARED, sz + 4096) == MAP_FAILED &&
+		    errno == EINVAL);
+	ro = dev_open(0, O_RDONLY);
+	ASSERT_GE(ro, 0);
+	EXPECT_TRUE(mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, ro, 0) == MAP_FAILED &&
+		    errno == EACCES);
+	close(ro);
+	p = map_producer(&h, PROT_READ | PROT_WRITE, MAP_SHARED, sz);
+	ASSERT_TRUE(p != MAP_FAILED);
+	q = map_producer(&h, PROT_READ | PROT_WRITE, MAP_SHARED, sz);	/* same file: fine */
+	EXPECT_TRUE(q != MAP_FAILED);
+	ASSERT_EQ(spindle_open_path(&other, devpath[0], O_RDWR), 0);
+	EXPECT_TRUE(map_producer(&other, PROT_READ | PROT_WRITE, MAP_SHARED, sz) == MAP_FAILED &&
+		    errno == EBUSY);
+	EXPECT_ERRNO(send_call(other.fd, 0, NULL, 1, 0, &s), EBUSY);
+	EXPECT_ERRNO(ioctl(other.fd, SPINDLE_IOC_WAKE), EINVAL);	/* not the producer */
+	spindle_close(&other);
+	if (q != MAP_FAILED)
+		munmap(q, sz);
+	munmap(p, sz);
+	spindle_close(&h);	/* the role goes with the file */
+	ASSERT_EQ(spindle_open_path(&h, devpath[0], O_RDWR), 0);
+	EXPECT_EQ(send_call(h.fd, 0, NULL, 1, 0, &s), 0);
+	EXPECT_EQ(s.reserved_count, 1);
+	spindle_close(&h);
+}
+
+/* fill @n messages through the producer page, numbered from @first */
+static int produce(struct spindle_handle *h, int first, int n, uint32_t len)
+{
+	int k;
+	uint32_t j;
+
+	for (k = 0; k < n; k++) {
+		uint8_t *p = spindle_get_slot(h, 2000);
+
+		if (!p)
+			return -1;
+		for (j = 0; j < len; j++)
+			p[j] = (uint8_t)((first + k) * 17 + j);
+		if (spindle_commit(h, len))
+			return -1;
+	}
+	return spindle_flush(h);
+}
+
+TEST(producer_page_sends_without_system_calls)
+{
+	struct spindle_handle h;
+	uint64_t calls;
+	int k;
+
+	NEED_GROUPS();
+	ASSERT_EQ(spindle_open_path(&h, devpath[0], O_RDWR), 0);
+	ASSERT_EQ(spindle_use_producer(&h), 0);
+	EXPECT_ERRNO(recv_call(h.fd, h.descs, 1, 0), EAGAIN);
+	calls = h.send_calls;
+	for (k = 0; k < 5 * WINDOW; k += WINDOW) {
+		ASSERT_EQ(produce(&h, k, WINDOW, 100), 0);
+		ASSERT_EQ(recv_msgs(&h, k, WINDOW, 100), WINDOW);
+	}
+	EXPECT_EQ(h.send_calls, calls);			/* no SEND at all */
+	EXPECT_LE(h.wake_calls, 5 * WINDOW);		/* at most one per message */
+	kt_diag("20 messages: %llu wake-up calls", (unsigned long long)h.wake_calls);
+	spindle_close(&h);
+}
+
+/* A bad tail or length stops the producer; the subgroup goes on. */
+static void producer_misbehaves(struct kt *_t, int bad_tail)
+{
+	struct spindle_handle h;
+	struct spindle_producer *pp;
+	int k;
+
+	NEED_GROUPS();
+	ASSERT_EQ(spindle_open_path(&h, devpath[0], O_RDWR), 0);
+	ASSERT_EQ(spindle_use_producer(&h), 0);
+	pp = h.prod;
+	if (bad_tail) {
+		__atomic_store_n(&pp->tail, pp->head + WINDOW + 3, __ATOMIC_RELEASE);
+	} else {
+		SPINDLE_PRODUCER_LENS(pp)[pp->head % WINDOW] = MAX_MSG + 1;
+		__atomic_store_n(&pp->tail, pp->head + 1, __ATOMIC_RELEASE);
+	}
+	ioctl(h.fd, SPINDLE_IOC_WAKE);
+	for (k = 0; k < 100 && !(__atomic_load_n(&pp->flags, __ATOMIC_ACQUIRE) &
+				  SPINDLE_PRODUCER_BROKEN); k++)
+		usleep(10000);
+	EXPECT_TRUE(pp->flags & SPINDLE_PRODUCER_BROKEN);
+	EXPECT_ERRNO(ioctl(h.fd, SPINDLE_IOC_WAKE), EIO);
+	spindle_close(&h);
+	/* another producer sends fine, and nothing bad was delivered */
+	ASSERT_EQ(spindle_open_path(&h, devpath[0], O_RDWR), 0);
+	ASSERT_EQ(spindle_use_producer(&h), 0);
+	EXPECT_ERRNO(recv_call(h.fd, h.descs, 1, 0), EAGAIN);
+	ASSERT_EQ(produce(&h, 0, 2, 50), 0);
+	EXPECT_EQ(recv_msgs(&h, 0, 2, 50), 2);
+	EXPECT_ERRNO(recv_call(h.fd, h.descs, 4, 200), ETIMEDOUT);
+	spindle_close(&h);
+}
+
+TEST(producer_bad_tail_breaks_only_the_producer)
+{
+	producer_misbehaves(_t, 1);
+}
+
+TEST(producer_bad_length_breaks_only_the_producer)
+{
+	producer_misbehaves(_t, 0);
+}
