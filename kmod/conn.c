@@ -249,6 +249,7 @@ static int spindle_create_qp(struct spindle_peer *peer, struct rdma_cm_id *id)
 	peer->qp = id->qp;
 	peer->sq_posted = 0;
 	peer->sq_acked = 0;
+	memset(peer->blk_inflight, 0, sizeof(peer->blk_inflight));
 	peer->hello_got = 0;
 	peer->hello_sent = false;
 	peer->hello_done = false;

@@ -51,6 +51,10 @@ static int spindle_dbg_stats_show(struct seq_file *m, void *unused)
 			   READ_ONCE(e->stats.nulls_sent), READ_ONCE(e->stats.msgs_received),
 			   READ_ONCE(e->stats.msgs_delivered), READ_ONCE(sg->writes_posted),
 			   READ_ONCE(sg->bytes_posted));
+		seq_printf(m, "    writes: payload %llu headers %llu counters %llu\n",
+			   READ_ONCE(sg->writes_kind[SP_WR_PAYLOAD]),
+			   READ_ONCE(sg->writes_kind[SP_WR_HDR]),
+			   READ_ONCE(sg->writes_kind[SP_WR_BLOCK]));
 		seq_printf(m, "    reserved %llu published %llu freed %llu headers %llu/%llu dl_seq %llu delivered %llu released %llu\n",
 			   READ_ONCE(e->pay_reserved), READ_ONCE(e->pay_pub),
 			   READ_ONCE(e->pay_freed), READ_ONCE(e->hdr_pub),

@@ -157,6 +157,7 @@ struct spindle_peer {
 	u32 chain_len;
 	u32 chain_cap;
 	u32 split_max;			/* most WRs one engine write becomes */
+	u64 blk_inflight[SP_MAX_SUBGROUPS];	/* sq position after a block push */
 
 	/* MRs: ours for writing from, its for writing into us */
 	struct spindle_mrset l_meta;
@@ -228,6 +229,7 @@ struct spindle_sg {
 	/* counters kept outside the engine */
 	u64 writes_posted;
 	u64 bytes_posted;
+	u64 writes_kind[3];		/* by enum sp_wr_kind */
 	atomic64_t send_calls;
 	atomic64_t recv_calls;
 	atomic64_t recv_msgs;

@@ -29,6 +29,10 @@ static unsigned int spin_us = 200;
 module_param(spin_us, uint, 0644);
 MODULE_PARM_DESC(spin_us, "Microseconds the predicate thread polls without work before it parks (default 200)");
 
+static bool coalesce = true;
+module_param(coalesce, bool, 0644);
+MODULE_PARM_DESC(coalesce, "Hold a counter push to a peer while the last one is in flight, and send the changes together (default on)");
+
 static unsigned int idle_ms = 100;
 module_param(idle_ms, uint, 0644);
 MODULE_PARM_DESC(idle_ms, "Longest a parked predicate thread sleeps without a doorbell, in milliseconds (default 100)");
@@ -44,6 +48,12 @@ u32 spindle_peer_room(const struct spindle_peer *peer)
 	u64 used = peer->sq_posted + peer->chain_len - peer->sq_acked;
 
 	return used >= SPINDLE_SQ_DEPTH ? 0 : SPINDLE_SQ_DEPTH - (u32)used;
+}
+
+/* Does @g coalesce counter pushes?  Not the baseline. */
+static bool spindle_coalesces(const struct spindle_group *g)
+{
+	return READ_ONCE(coalesce) && !(g->cfg.flags & SP_GROUP_BASELINE);
 }
 
 /* Mark chain entry @i signaled; the completion acknowledges all before it. */
@@ -138,7 +148,14 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		roff += n;
 		len -= n;
 		sg->writes_posted++;
+		sg->writes_kind[w->kind]++;
 		sg->bytes_posted += n;
+	}
+	if (bell && spindle_coalesces(g)) {
+		/* its completion says when the next push may go */
+		if (!(peer->chain[peer->chain_len - 1].wr.send_flags & IB_SEND_SIGNALED))
+			spindle_signal(peer, peer->chain_len - 1);
+		peer->blk_inflight[s] = peer->sq_posted + peer->chain_len;
 	}
 }
 
@@ -259,10 +276,16 @@ static int spindle_sg_emit(struct spindle_group *g, struct spindle_sg *sg, bool 
 	for (m = 0; m < e->nmembers; m++) {
 		struct spindle_peer *peer = g->peers[sg->member_idx[m]];
 
+		bool block_ok;
+
 		if (m == e->me || !spindle_peer_ready(peer) ||
 		    !sp_sg_has_output(e, m))
 			continue;
-		n = sp_sg_emit(e, m, spindle_peer_room(peer) / peer->split_max, w);
+		/* the elastic threshold: one push of the block in flight */
+		block_ok = !spindle_coalesces(g) ||
+			   peer->sq_acked >= peer->blk_inflight[sg->index];
+		n = sp_sg_emit(e, m, spindle_peer_room(peer) / peer->split_max,
+			       block_ok, w);
 		for (i = 0; i < n; i++)
 			spindle_peer_queue(peer, sg, &w[i]);
 		if (post)

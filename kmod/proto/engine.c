@@ -677,15 +677,19 @@ static u32 sp_run_bytes(const struct sp_sg *sg, const struct sp_run *run)
  * @sg: engine state
  * @member: member position, not mine
  * @room: work requests its send queue can take now
+ * @block_ok: my block may go out now (false while an earlier push of it
+ *	to this member is in flight: changes then wait and go out together)
  * @out: at least SP_EMIT_MAX entries
  *
  * New slots go out as one write per contiguous run (two at the ring wrap),
  * then their headers likewise, then my block, whose hdr_pub announces them:
  * post them in this order on one QP.  With nothing new to publish, only a
  * changed block goes out.  Emits nothing unless all of it fits in @room.
+ * Data never waits for @block_ok; the block that announces it does.
  * Return: number of writes in @out.
  */
-u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, struct sp_wr *out)
+u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, bool block_ok,
+	       struct sp_wr *out)
 {
 	struct sp_run run[2];
 	u32 n = 0, nr, i;
@@ -723,6 +727,8 @@ u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, struct sp_wr *out)
 	} else if (sg->pushed_ver[member] == sg->blk_ver || room < 1) {
 		return 0;
 	}
+	if (!block_ok || sg->pushed_ver[member] == sg->blk_ver)
+		return n;
 	out[n].kind = SP_WR_BLOCK;
 	out[n].offset = 0;
 	out[n].len = sg->block_size;

@@ -246,7 +246,8 @@ int sp_sg_publish(struct sp_sg *sg);		/* owner's lock held */
 u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max);
 void sp_sg_release(struct sp_sg *sg, u64 released_descs);
 int sp_sg_reclaim(struct sp_sg *sg);		/* owner's lock held */
-u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, struct sp_wr *out);
+u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, bool block_ok,
+	       struct sp_wr *out);
 
 /* Helpers for owners. */
 static inline u64 sp_sg_payload_offset(const struct sp_sg *sg, u64 pay_pos)

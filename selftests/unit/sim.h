@@ -69,6 +69,7 @@ struct sim {
 	u32 max_room;		/* send queue room per pass: 1..max_room */
 	int fault;		/* first -EPROTO seen */
 	int void_pct;		/* % of reservations voided */
+	int hold_blocks;	/* % of emits told to hold the block back */
 	int max_batch;		/* producer batch */
 };
 
@@ -332,7 +333,8 @@ static inline int sim_pass(struct sim *s, u32 i)
 		room = SIM_QCAP - sim_qlen(s, i, m);
 		if (room > 1 + sim_below(s, s->max_room))
 			room = 1 + sim_below(s, s->max_room);
-		cnt = sp_sg_emit(sg, m, room, w);
+		cnt = sp_sg_emit(sg, m, room,
+				 (int)sim_below(s, 100) >= s->hold_blocks, w);
 		for (k = 0; k < cnt; k++) {
 			struct sim_q *q = &s->q[i][m];
 			struct sim_wr *qw = &q->wr[q->tail % SIM_QCAP];

@@ -80,6 +80,8 @@ static int check_total_order(struct sim *s, struct kt *_t)
 }
 
 /* run a whole stream; per-sender message counts in @count (by member id) */
+static int hold_blocks;	/* % of emits that hold the block back */
+
 static int run_stream(struct kt *_t, u32 n, const u32 *senders, u32 ns, u32 mode,
 		      u32 window, u32 max_msg, const u64 *count, u64 seed,
 		      int void_pct, int lazy)
@@ -93,6 +95,7 @@ static int run_stream(struct kt *_t, u32 n, const u32 *senders, u32 ns, u32 mode
 	if (sim_init(&s, n, senders, ns, mode, window, max_msg, seed))
 		return -1;
 	s.void_pct = void_pct;
+	s.hold_blocks = hold_blocks;
 	for (r = 0; r < ns; r++) {
 		s.node[senders[r]].to_send = count[r];
 		expect[r] = count[r];
@@ -453,4 +456,22 @@ TEST(baseline_one_at_a_time_still_ordered)
 		EXPECT_GE(s.node[i].writes, 200 * 2 * 3);	/* 3 writes, 2 peers */
 	}
 	sim_free(&s);
+}
+
+/*
+ * Coalesced pushes: data goes out at once but the block that announces it
+ * is held back at random, as while an earlier push is in flight.  The
+ * order, FIFO and contents must not change.
+ */
+TEST(held_back_blocks_change_nothing)
+{
+	u64 cnt[4] = { 300, 40, 300, 0 };
+	u64 seed;
+
+	hold_blocks = 60;
+	for (seed = 1; seed <= SEEDS; seed++) {
+		ASSERT_EQ(run_stream(_t, 4, all4, 4, SP_MODE_ORDERED, 6, 40, cnt, seed, 10, 0), 0);
+		ASSERT_EQ(run_stream(_t, 4, all4, 4, SP_MODE_UNORDERED, 6, 40, cnt, seed, 0, 1), 0);
+	}
+	hold_blocks = 0;
 }
