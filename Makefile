@@ -41,7 +41,7 @@ LIBSPINDLE_PIC := $(LIB)/libspindle.pic.o
 BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat
 
-.PHONY: all module userspace selftests unit check clean help print-kdir lint
+.PHONY: all module userspace selftests unit check clean help print-kdir lint bench
 
 all: module userspace selftests
 
@@ -97,3 +97,6 @@ clean:
 
 print-kdir:
 	@echo $(KDIR)
+
+bench:
+	scripts/bench

@@ -25,7 +25,7 @@
 #include "common.h"
 
 static struct bench b;
-static double t_first_slot;
+static double t_first_slot, t_last_commit;
 static int send_err;
 static uint64_t sent_msgs;
 static int use_producer = 1;
@@ -92,9 +92,22 @@ static void *sender(void *arg)
 		send_err = errno;
 		perror("spindle-bw: flush");
 	}
+	t_last_commit = bench_now();
 	free(src);
 	return NULL;
 }
+
+static void print_hist(const char *name, const __u64 *h)
+{
+	int i;
+
+	printf(",\"%s\":[", name);
+	for (i = 0; i < SPINDLE_HIST_BUCKETS; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)h[i]);
+	printf("]");
+}
+
+static uint64_t thread_busy_ns;
 
 /* Kernel counters of this subgroup, for the JSON line. */
 static void subgroup_counters(struct spindle_subgroup_info *out)
@@ -105,6 +118,7 @@ static void subgroup_counters(struct spindle_subgroup_info *out)
 	memset(out, 0, sizeof(*out));
 	if (spindle_group_info(b.ctl, b.o.group_id, 0, &st))
 		return;
+	thread_busy_ns = st.info.busy_ns;
 	for (i = 0; i < st.info.nsubgroups; i++)
 		if (st.subgroups[i].id == b.o.subgroup_id)
 			*out = st.subgroups[i];
@@ -158,6 +172,12 @@ int main(int argc, char **argv)
 	if (b.o.size > h->info.max_msg) {
 		fprintf(stderr, "spindle-bw: --size %u over the subgroup's max_msg %u\n",
 			b.o.size, h->info.max_msg);
+		return 2;
+	}
+	if (run_seconds && (b.cfg.flags & SPINDLE_GROUP_BASELINE) &&
+	    h->info.mode == SPINDLE_MODE_ORDERED && h->info.nsenders > 1) {
+		/* senders stop at different counts: only nulls fill the gap */
+		fprintf(stderr, "spindle-bw: --seconds needs null-sends; an ordered baseline group has none: use --messages\n");
 		return 2;
 	}
 	if (copy_mode)
@@ -241,23 +261,33 @@ int main(int argc, char **argv)
 	       "\"baseline\":%d,\"producer\":%d,\"copy\":%d,\"size\":%u,\"window\":%u,"
 	       "\"messages_per_sender\":%" PRIu64 ",\"delivered\":%" PRIu64 ",\"expected\":%" PRIu64
 	       ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"MBps\":%.3f,\"msgs_per_sec\":%.1f,"
-	       "\"sent\":%" PRIu64 ",\"send_calls\":%" PRIu64 ",\"wake_calls\":%" PRIu64
+	       "\"sent\":%" PRIu64 ",\"send_seconds\":%.6f,\"send_calls\":%" PRIu64
+	       ",\"wake_calls\":%" PRIu64
 	       ",\"recv_calls\":%" PRIu64 ",\"syscalls_per_sent\":%.4f,\"msgs_per_recv\":%.2f,"
 	       "\"writes_posted\":%llu,\"writes_per_delivered\":%.4f,\"nulls_sent\":%llu,"
-	       "\"bad_messages\":%" PRIu64 ",\"delayed\":%d}\n",
+	       "\"bad_messages\":%" PRIu64 ",\"delayed\":%d,\"thread_busy_s\":%.6f,"
+	       "\"thread_us_per_delivered\":%.3f",
 	       b.self_id, h->info.nmembers, h->info.nsenders,
 	       h->info.mode == SPINDLE_MODE_ORDERED ? "ordered" : "unordered",
 	       (b.cfg.flags & SPINDLE_GROUP_BASELINE) ? 1 : 0, h->prod ? 1 : 0, copy_mode,
 	       b.o.size, h->info.window, run_seconds ? 0 : b.o.messages, delivered,
 	       run_seconds ? delivered : expected, bytes, secs,
 	       secs > 0 ? bytes / secs / 1e6 : 0.0, secs > 0 ? delivered / secs : 0.0,
-	       sent_msgs, h->send_calls, h->wake_calls, h->recv_calls,
+	       sent_msgs, t_last_commit > t_first_slot ? t_last_commit - t_first_slot : 0.0,
+	       h->send_calls, h->wake_calls, h->recv_calls,
 	       sent_msgs ? (double)(h->send_calls + h->wake_calls) / sent_msgs : 0.0,
 	       si.recv_calls ? (double)si.recv_msgs / si.recv_calls : 0.0,
 	       (unsigned long long)si.writes_posted,
 	       si.msgs_delivered ? (double)si.writes_posted / si.msgs_delivered : 0.0,
 	       (unsigned long long)si.nulls_sent, bad,
-	       bench_is_delayed(&b.o, h->info.my_rank, h->info.nsenders));
+	       bench_is_delayed(&b.o, h->info.my_rank, h->info.nsenders),
+	       thread_busy_ns / 1e9,
+	       si.msgs_delivered ? thread_busy_ns / 1e3 / si.msgs_delivered : 0.0);
+	print_hist("hist_publish", si.hist_publish);
+	print_hist("hist_receive", si.hist_receive);
+	print_hist("hist_deliver", si.hist_deliver);
+	print_hist("hist_recv_call", si.hist_recv_call);
+	printf("}\n");
 	fflush(stdout);
 	if (log)
 		fclose(log);

@@ -6,6 +6,8 @@
  * message, sends it, and waits for its own delivery of it; the latency is
  * the time from before the slot was taken to that delivery.  Every member
  * delivers every message.  Prints one JSON line with the distribution.
+ * --busy-poll polls for deliveries without sleeping, as ib_write_lat
+ * polls its completion queue.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,7 +36,7 @@ int main(int argc, char **argv)
 	struct spindle_handle *h;
 	uint64_t expected, delivered = 0, sent = 0, nlat = 0;
 	double *lat, t_sent = 0, deadline, sum = 0;
-	int i, ret, waiting = 0, err = 0;
+	int i, ret, waiting = 0, err = 0, busy = 0;
 
 	bench_defaults(&b.o);
 	b.o.messages = 200;
@@ -44,7 +46,13 @@ int main(int argc, char **argv)
 
 		if (r == 1)
 			continue;
-		fprintf(stderr, "usage: spindle-lat [options]\n%s", bench_common_usage());
+		if (!strcmp(argv[i], "--busy-poll")) {
+			busy = 1;
+			continue;
+		}
+		fprintf(stderr, "usage: spindle-lat [options]\n%s"
+			"  --busy-poll          poll for deliveries without sleeping\n",
+			bench_common_usage());
 		return !strcmp(argv[i], "--help") ? 0 : 2;
 	}
 	if (b.o.size < sizeof(double))
@@ -85,7 +93,7 @@ int main(int argc, char **argv)
 			sent++;
 			waiting = 1;
 		}
-		n = spindle_recv(h, 1000);
+		n = spindle_recv(h, busy ? 0 : 1000);
 		if (n == -EAGAIN || n == -ETIMEDOUT || n == -EINTR)
 			continue;
 		if (n < 0) {
@@ -106,11 +114,11 @@ int main(int argc, char **argv)
 	printf("{\"tool\":\"spindle-lat\",\"node\":%u,\"nodes\":%u,\"senders\":%u,\"size\":%u,"
 	       "\"samples\":%" PRIu64 ",\"delivered\":%" PRIu64 ",\"expected\":%" PRIu64
 	       ",\"mean_us\":%.1f,\"min_us\":%.1f,\"median_us\":%.1f,\"p90_us\":%.1f,"
-	       "\"p99_us\":%.1f,\"max_us\":%.1f}\n",
+	       "\"p99_us\":%.1f,\"max_us\":%.1f,\"busy_poll\":%d}\n",
 	       b.self_id, h->info.nmembers, h->info.nsenders, b.o.size, nlat, delivered,
 	       expected, nlat ? sum / nlat * 1e6 : 0, pct(lat, nlat, 0) * 1e6,
 	       pct(lat, nlat, 0.5) * 1e6, pct(lat, nlat, 0.9) * 1e6,
-	       pct(lat, nlat, 0.99) * 1e6, nlat ? lat[nlat - 1] * 1e6 : 0);
+	       pct(lat, nlat, 0.99) * 1e6, nlat ? lat[nlat - 1] * 1e6 : 0, busy);
 	fflush(stdout);
 	free(lat);
 	bench_teardown(&b);

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+# Plots of a benchmark run; scripts/bench runs this in build/bench after
+# bench/summarize wrote the .dat files.  See bench/README.md.
+set terminal pngcairo size 900,560 font ",11"
+set datafile missing "NaN"
+set key outside right
+set grid
+
+set output "bandwidth_vs_nodes.png"
+set title "Delivered bandwidth per guest, 10 KB messages, window 100 (ordered)"
+set xlabel "guests"
+set ylabel "MB/s"
+set xtics 1
+plot "bw_nodes.dat" u 1:2 w lp lw 2 t "spindle, all send", \
+     "" u 1:3 w lp lw 2 t "spindle, half send", \
+     "" u 1:4 w lp lw 2 t "spindle, one sends", \
+     "" u 1:5 w lp dt 2 t "baseline, all send", \
+     "" u 1:6 w lp dt 2 t "baseline, half send", \
+     "" u 1:7 w lp dt 2 t "baseline, one sends", \
+     "" u 1:8 w lp lw 3 lc rgb "black" t "ib_write_bw 10 KB (one pair)"
+
+set output "spindle_vs_baseline.png"
+set title "Spindle / baseline throughput, all senders, window 100"
+set ylabel "ratio (messages/s)"
+plot "ratio.dat" u 1:2 w lp lw 2 t "1 B", "" u 1:3 w lp lw 2 t "128 B", \
+     "" u 1:4 w lp lw 2 t "1 KB", "" u 1:5 w lp lw 2 t "10 KB", \
+     10 w l dt 3 lc rgb "black" t "target 10x"
+
+set output "latency.png"
+set title "Latency, one sender, one 64 B message in flight"
+set ylabel "µs"
+plot "lat.dat" u 1:2 w lp lw 2 t "spindle median (send to own delivery)", \
+     "" u 1:3 w lp dt 2 t "spindle p90", \
+     "" u 1:4 w lp lw 3 lc rgb "black" t "ib_write_lat typical (one way)", \
+     "" u 1:($4*3) w l dt 3 lc rgb "black" t "target: 3x ib_write_lat"
+
+set output "window.png"
+set title "Window size (all senders)"
+set xlabel "window (slots per sender)"
+set logscale x
+set xtics (16, 100, 500)
+set ylabel "MB/s (10 KB)"
+set y2label "messages/s (1 B)"
+set y2tics
+plot "window.dat" u 1:3 w lp lw 2 t "spindle 10 KB (MB/s)", \
+     "" u 1:4 w lp dt 2 t "baseline 10 KB (MB/s)", \
+     "" u 1:2 axes x1y2 w lp lw 2 t "spindle 1 B (messages/s)"
+unset logscale x
+unset y2tics
+unset y2label
+
+if (system("grep -vc '^#' hist.dat") + 0 == 0) exit
+set output "batch_sizes.png"
+set title "Batch sizes, 10 KB, all senders, window 100 (guest 0)"
+set xlabel "batch size (power-of-two bucket)"
+set ylabel "batches"
+set logscale x 2
+set xtics auto
+set style fill solid 0.6
+set boxwidth 0.25 relative
+plot "hist.dat" u ($1*0.85):2 w boxes t "send", \
+     "" u 1:3 w boxes t "receive", \
+     "" u ($1*1.17):4 w boxes t "delivery"

@@ -1,0 +1,144 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# One guest's part of scripts/bench (run under scripts/vmcluster).  Every
+# guest runs every step; barriers keep them in step.  Each result is one
+# JSON line, tagged with the run's name and the cluster size, appended to
+# $SPINDLE_OUT/bench/results.jsonl.  Runs send a fixed number of messages
+# per sender, by size (as Derecho's bandwidth_test): an ordered baseline
+# has no nulls, so its senders cannot stop on a clock.  Steps:
+#   perftest  ib_write_bw / ib_write_lat between guests 0 and 1 (the wire)
+#   sweep     spindle and its baseline: all/half/one senders x 1 B, 128 B,
+#             1 KB, 10 KB (ordered, window 100)
+#   window    1 B and 10 KB at windows 16 and 500
+#   unordered 1 KB and 10 KB
+#   delayed   10 KB with one sender busy-waiting 100 us after each send
+#   copy      10 KB copied in and out instead of built in place
+#   coalesce  1 B, window 500, counter pushes not coalesced
+#   latency   spindle-lat: one sender, one message in flight
+# BENCH_SCALE (default 1) multiplies the message counts; BENCH_SECONDS
+# (default 3) is perftest's run length; BENCH_STEPS (default: all of the
+# above) picks steps.
+. selftests/lib/spindle.sh
+
+SECS=${BENCH_SECONDS:-3}
+SCALE=${BENCH_SCALE:-1}
+
+# messages per sender for a size: a few seconds of spindle, more of baseline
+count() {	# count SIZE [baseline]
+	case "$1:${2:-}" in
+	1:|128:)		c=30000 ;;
+	1024:)			c=15000 ;;
+	10240:)			c=2000 ;;
+	1:baseline|128:baseline) c=5000 ;;
+	1024:baseline)		c=4000 ;;
+	*:baseline)		c=1000 ;;
+	esac
+	echo $((c * SCALE))
+}
+STEPS=${BENCH_STEPS:-perftest sweep window unordered delayed copy coalesce latency}
+N=${SPINDLE_NODES:?}
+OUT=$SPINDLE_OUT/bench
+RES=$OUT/results.jsonl
+mkdir -p "$OUT"
+: >"$RES"
+A0=$(echo "$SPINDLE_ADDRS" | cut -d' ' -f1)
+run=0
+
+# record NAME JSON-LINE: tag a result and keep it
+record() {
+	echo "$2" | jq -c --arg run "$1" --argjson cluster "$N" \
+		'. + {run: $run, cluster: $cluster}' >>"$RES" 2>>"$OUT/errors.log" ||
+		echo "{\"run\":\"$1\",\"cluster\":$N,\"error\":\"no result\"}" >>"$RES"
+}
+
+# bw NAME SPINDLE-BW-ARGS...: one run on every guest
+bw() {
+	_name=$1
+	shift
+	run=$((run + 1))
+	barrier "$_name.go" || return 1
+	_line=$(build/bin/spindle-bw --group $((200 + run)) --port $((8000 + run)) \
+		--timeout 240 "$@" 2>>"$OUT/errors.log" | grep '^{' | tail -n 1)
+	record "$_name" "$_line"
+	barrier "$_name.done"
+}
+
+# perftest TOOL SIZE: guest 0 serves, guest 1 measures, the others wait
+perftest() {
+	_tool=$1 _size=$2 _name=$1-$2
+	barrier "$_name.go" || return 1
+	case "$SPINDLE_NODE" in
+	0)	timeout 120 "$_tool" -d rxe0 -x 1 -s "$_size" $PT_OPTS >/dev/null 2>&1 ;;
+	1)	_i=0
+		while [ $_i -lt 20 ]; do
+			sleep 0.5
+			timeout 120 "$_tool" -d rxe0 -x 1 -s "$_size" $PT_OPTS "$A0" \
+				>"$OUT/$_name.txt" 2>&1 && break
+			_i=$((_i + 1))
+		done
+		if [ "$_tool" = ib_write_bw ]; then
+			awk -v s="$_size" '/#bytes/ { getline; printf "{\"tool\":\"ib_write_bw\",\"size\":%d,\"MBps_peak\":%s,\"MBps\":%s}\n", s, $3, $4 }' \
+				"$OUT/$_name.txt" >"$OUT/$_name.json"
+		else
+			awk -v s="$_size" '/#bytes/ { getline; printf "{\"tool\":\"ib_write_lat\",\"size\":%d,\"min_us\":%s,\"typical_us\":%s,\"mean_us\":%s,\"p99_us\":%s}\n", s, $3, $5, $6, $8 }' \
+				"$OUT/$_name.txt" >"$OUT/$_name.json"
+		fi
+		record "$_name" "$(cat "$OUT/$_name.json")" ;;
+	esac
+	barrier "$_name.done"
+}
+
+for step in $STEPS; do
+	case $step in
+	perftest)
+		PT_OPTS="-D $SECS -F"
+		perftest ib_write_bw 1024
+		perftest ib_write_bw 10240
+		PT_OPTS="-n 2000 -F"
+		perftest ib_write_lat 64 ;;
+	sweep)
+		for s in all half one; do
+			for size in 1 128 1024 10240; do
+				bw "spindle-$s-$size-w100" --senders $s --size $size --window 100 \
+					--messages "$(count $size)"
+				bw "baseline-$s-$size-w100" --senders $s --size $size --window 100 \
+					--messages "$(count $size baseline)" --baseline
+			done
+		done ;;
+	window)
+		for w in 16 500; do
+			for size in 1 10240; do
+				bw "spindle-all-$size-w$w" --senders all --size $size --window $w \
+					--messages "$(count $size)"
+			done
+			bw "baseline-all-10240-w$w" --senders all --size 10240 --window $w \
+				--messages "$(count 10240 baseline)" --baseline
+		done ;;
+	unordered)
+		for size in 1024 10240; do
+			bw "unordered-all-$size-w100" --senders all --size $size --window 100 \
+				--mode unordered --messages "$(count $size)"
+		done ;;
+	delayed)
+		bw "delayed100us-all-10240-w100" --senders all --size 10240 --window 100 \
+			--delay-us 100 --delayed one --messages "$(count 10240)" ;;
+	copy)
+		bw "copy-all-10240-w100" --senders all --size 10240 --window 100 --copy \
+			--messages "$(count 10240)" ;;
+	coalesce)
+		echo 0 >/sys/module/spindle/parameters/coalesce
+		bw "nocoalesce-all-1-w500" --senders all --size 1 --window 500 \
+			--messages "$(count 1)"
+		echo 1 >/sys/module/spindle/parameters/coalesce ;;
+	latency)
+		run=$((run + 1))
+		barrier latency.go
+		_line=$(build/bin/spindle-lat --group $((200 + run)) --port $((8000 + run)) \
+			--senders one --size 64 --messages 300 --timeout 180 2>>"$OUT/errors.log" |
+			grep '^{' | tail -n 1)
+		record "latency-one-64" "$_line"
+		barrier latency.done ;;
+	esac
+done
+echo "bench: $(wc -l <"$RES") results in $RES"
