@@ -21,7 +21,7 @@
 
 enum sp_mode {
 	SP_MODE_ORDERED = 1,	/* round-robin total order, delivered when stable */
-	SP_MODE_UNORDERED = 2,	/* per-sender FIFO, delivered on receipt */
+	SP_MODE_UNORDERED = 2,	/* per-sender FIFO, delivered when stable */
 };
 
 struct sp_member_cfg {

@@ -276,7 +276,7 @@ int sp_sg_publish(struct sp_sg *sg)
 	u64 rcv[SP_MAX_MEMBERS];
 	u32 r;
 
-	if (sg->my_rank < 0)
+	if (sg->my_rank < 0 || sg->wedged)
 		return 0;
 	while (sg->pay_pub < sg->pay_reserved && sp_hdr_room(sg) &&
 	       (!sg->max_publish || work < (int)sg->max_publish)) {
@@ -400,6 +400,18 @@ static int sp_take_view(struct sp_sg *sg, u32 m)
 		return sp_fault(sg, m, "deliv_seq went backwards");
 	v->recv_seq = recv_seq;
 	v->deliv_seq = deliv_seq;
+	if (sg->mode == SP_MODE_UNORDERED) {
+		/* each sender's stable prefix: what every member has of it */
+		u32 r;
+
+		for (r = 0; r < sg->nsenders; r++) {
+			u64 rc = le64_to_cpu(READ_ONCE(sp_blk_received(b)[r]));
+
+			if (rc < v->received[r])
+				return sp_fault(sg, m, "received count went backwards");
+			v->received[r] = rc;
+		}
+	}
 	if (sg->my_rank < 0)
 		return 0;
 	rel_me = le64_to_cpu(READ_ONCE(sp_blk_released(b, sg->nsenders)[sg->my_rank]));
@@ -465,7 +477,7 @@ int sp_sg_receive(struct sp_sg *sg)
 }
 
 /* Step sender @rank's delivery cursor by one message; true if it is data. */
-static bool sp_step(struct sp_sg *sg, u32 rank, struct sp_desc *d)
+bool sp_sg_step(struct sp_sg *sg, u32 rank, struct sp_desc *d)
 {
 	struct sp_rx *rx = &sg->rx[rank];
 	const struct sp_shadow *sh =
@@ -488,14 +500,15 @@ static bool sp_step(struct sp_sg *sg, u32 rank, struct sp_desc *d)
 }
 
 /* Is sender @rank's next message (one it has received) a data message? */
-static bool sp_next_is_data(const struct sp_sg *sg, u32 rank)
+bool sp_sg_next_is_data(const struct sp_sg *sg, u32 rank)
 {
 	const struct sp_rx *rx = &sg->rx[rank];
 
 	return rx->shadow[sp_ring_slot(rx->dl_hdr, sg->hdr_slots)].kind == SP_HDR_DATA;
 }
 
-static void sp_log(struct sp_sg *sg, const struct sp_desc *d)
+/* Keep a delivered data message's descriptor until it is released. */
+void sp_sg_log(struct sp_sg *sg, const struct sp_desc *d)
 {
 	sg->log[sp_ring_slot(sg->dl_descs, sg->log_size)] = *d;
 	sg->rx[d->rank].out++;
@@ -544,7 +557,9 @@ static u64 sp_stable_seq(const struct sp_sg *sg)
  * @max: room in @out
  *
  * Ordered mode delivers, in sequence order, every message that all members
- * have received; unordered mode every received message, FIFO per sender.
+ * have received; unordered mode likewise but FIFO per sender, with no
+ * order across senders (so it needs no nulls).  Either way a message is
+ * delivered only once every member has it: a failure is then all or none.
  * Descriptors stay valid (and their slots unreused) until released with
  * sp_sg_release(); at most window * nsenders are outstanding.  Nulls are
  * passed whatever @max is: with @max 0 (no consumer) data waits, nulls do
@@ -565,9 +580,9 @@ u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max)
 		while (sg->dl_seq < stable) {
 			bool data;
 
-			if (n == max && sp_next_is_data(sg, sg->dl_rank))
+			if (n == max && sp_sg_next_is_data(sg, sg->dl_rank))
 				break;
-			data = sp_step(sg, sg->dl_rank, &d);
+			data = sp_sg_step(sg, sg->dl_rank, &d);
 
 			d.seq = sg->dl_seq++;
 			if (++sg->dl_rank == sg->nsenders) {
@@ -575,20 +590,25 @@ u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max)
 				sg->dl_round++;
 			}
 			if (data) {
-				sp_log(sg, &d);
+				sp_sg_log(sg, &d);
 				out[n++] = d;
 			}
 		}
 	} else {
 		for (r = 0; r < sg->nsenders; r++) {
 			struct sp_rx *rx = &sg->rx[r];
+			u64 stable = rx->received;
+			u32 m;
 
-			while (rx->dl_idx < rx->received) {
-				if (n == max && sp_next_is_data(sg, r))
+			for (m = 0; m < sg->nmembers; m++)
+				if (m != sg->me && sg->view[m].received[r] < stable)
+					stable = sg->view[m].received[r];
+			while (rx->dl_idx < stable) {
+				if (n == max && sp_sg_next_is_data(sg, r))
 					break;
-				if (sp_step(sg, r, &d)) {
+				if (sp_sg_step(sg, r, &d)) {
 					d.seq = sp_seq(r, d.index, sg->nsenders);
-					sp_log(sg, &d);
+					sp_sg_log(sg, &d);
 					out[n++] = d;
 				}
 			}

@@ -223,6 +223,7 @@ struct sp_sg {
 	u32 max_publish;		/* headers per sp_sg_publish() */
 	u32 max_receive;		/* headers per sp_sg_receive() */
 	bool no_nulls;			/* never send nulls */
+	bool wedged;			/* the view is ending: publish nothing */
 
 	/* error report */
 	s32 fault_member;		/* member position, or -1 */
@@ -248,6 +249,11 @@ void sp_sg_release(struct sp_sg *sg, u64 released_descs);
 int sp_sg_reclaim(struct sp_sg *sg);		/* owner's lock held */
 u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, bool block_ok,
 	       struct sp_wr *out);
+
+/* For view.c: the delivery cursor, one message at a time. */
+bool sp_sg_step(struct sp_sg *sg, u32 rank, struct sp_desc *d);
+bool sp_sg_next_is_data(const struct sp_sg *sg, u32 rank);
+void sp_sg_log(struct sp_sg *sg, const struct sp_desc *d);
 
 /* Helpers for owners. */
 static inline u64 sp_sg_payload_offset(const struct sp_sg *sg, u64 pay_pos)

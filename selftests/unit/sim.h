@@ -57,6 +57,7 @@ struct sim_node {
 	u64 nlog, caplog;
 	u64 released;
 	int lazy;		/* release only now and then */
+	int dead;		/* killed: no passes, no writes in or out */
 	u64 writes;		/* writes this node posted */
 };
 
@@ -215,6 +216,11 @@ static inline void sim_exec(struct sim *s, u32 a, u32 b)
 	struct sim_node *src = &s->node[a], *dst = &s->node[b];
 	s32 rank = src->sg.my_rank;
 
+	if (dst->dead) {		/* nothing lands at a dead node */
+		free(q->wr[q->head % SIM_QCAP].snap);
+		q->head++;
+		return;
+	}
 	switch (w->kind) {
 	case SP_WR_PAYLOAD:
 		memcpy(dst->pay[rank] + w->offset, src->pay[rank] + w->offset, w->len);
@@ -276,6 +282,35 @@ static inline void sim_produce(struct sim *s, u32 i)
 	}
 }
 
+/* keep node i's deliveries in its log, checking each payload */
+static inline int sim_record(struct sim *s, u32 i, const struct sp_desc *d, u32 n)
+{
+	struct sim_node *nd = &s->node[i];
+	u32 k;
+
+	for (k = 0; k < n; k++) {
+		struct sim_rec *rec;
+		const u8 *p = nd->pay[d[k].rank] + sp_sg_payload_offset(&nd->sg, d[k].pay_pos);
+
+		if (nd->nlog == nd->caplog) {
+			nd->caplog *= 2;
+			nd->log = realloc(nd->log, nd->caplog * sizeof(*nd->log));
+		}
+		rec = &nd->log[nd->nlog++];
+		rec->seq = d[k].seq;
+		rec->rank = d[k].rank;
+		rec->index = d[k].index;
+		rec->len = d[k].len;
+		if (sim_check(p, d[k].len, d[k].rank, &rec->tag)) {
+			fprintf(stderr, "node %u: corrupt payload rank %u index %llu\n",
+				i, d[k].rank, (unsigned long long)d[k].index);
+			s->fault = -EIO;
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
 /* one pass of node i's predicate thread */
 static inline int sim_pass(struct sim *s, u32 i)
 {
@@ -294,26 +329,8 @@ static inline int sim_pass(struct sim *s, u32 i)
 	work += sp_sg_publish(sg);
 	do {
 		n = sp_sg_deliver(sg, d, 64);
-		for (k = 0; k < n; k++) {
-			struct sim_rec *rec;
-			const u8 *p = nd->pay[d[k].rank] + sp_sg_payload_offset(sg, d[k].pay_pos);
-
-			if (nd->nlog == nd->caplog) {
-				nd->caplog *= 2;
-				nd->log = realloc(nd->log, nd->caplog * sizeof(*nd->log));
-			}
-			rec = &nd->log[nd->nlog++];
-			rec->seq = d[k].seq;
-			rec->rank = d[k].rank;
-			rec->index = d[k].index;
-			rec->len = d[k].len;
-			if (sim_check(p, d[k].len, d[k].rank, &rec->tag)) {
-				fprintf(stderr, "node %u: corrupt payload rank %u index %llu\n",
-					i, d[k].rank, (unsigned long long)d[k].index);
-				s->fault = -EIO;
-				return -EIO;
-			}
-		}
+		if (sim_record(s, i, d, n))
+			return -EIO;
 		work += (int)n;
 	} while (n == 64);
 	if (!nd->lazy || sim_below(s, 4) == 0) {
@@ -355,6 +372,27 @@ static inline int sim_pass(struct sim *s, u32 i)
 	return work;
 }
 
+/*
+ * Kill node @k: it takes no more steps; of the writes it had posted, a
+ * random prefix per QP still lands (they were on the wire), the rest is
+ * lost; writes to it are dropped.
+ */
+static inline void sim_kill(struct sim *s, u32 k)
+{
+	u32 b;
+
+	s->node[k].dead = 1;
+	for (b = 0; b < s->n; b++) {
+		struct sim_q *q = &s->q[k][b];
+		u32 keep = sim_below(s, q->tail - q->head + 1);
+
+		while (q->tail - q->head > keep) {
+			q->tail--;
+			free(q->wr[q->tail % SIM_QCAP].snap);
+		}
+	}
+}
+
 /* run until nothing moves for a while; returns rounds run or -errno */
 static inline long sim_run(struct sim *s, long max_rounds)
 {
@@ -365,9 +403,10 @@ static inline long sim_run(struct sim *s, long max_rounds)
 		int work = 0;
 
 		for (i = 0; i < s->n; i++)
-			sim_produce(s, i);
+			if (!s->node[i].dead)
+				sim_produce(s, i);
 		for (i = 0; i < s->n; i++) {
-			int w = sim_pass(s, i);
+			int w = s->node[i].dead ? 0 : sim_pass(s, i);
 
 			if (w < 0)
 				return w;
@@ -383,8 +422,8 @@ static inline long sim_run(struct sim *s, long max_rounds)
 			}
 		}
 		for (i = 0; i < s->n; i++)
-			work += s->node[i].to_send || s->node[i].pending_n ||
-				s->node[i].stall;
+			work += !s->node[i].dead && (s->node[i].to_send ||
+				s->node[i].pending_n || s->node[i].stall);
 		for (a = 0; a < s->n; a++)
 			for (b = 0; b < s->n; b++)
 				work += sim_qlen(s, a, b) != 0;

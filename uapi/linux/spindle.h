@@ -67,9 +67,13 @@
 #define SPINDLE_SELF_AUTO	0xffffffffU	/* find self from local addresses */
 #define SPINDLE_LEN_VOID	0xffffffffU	/* give a reservation up */
 
+/*
+ * Either mode delivers a message only once every member has it, so a
+ * failure is all or none; they differ in the order across senders.
+ */
 enum spindle_mode {
 	SPINDLE_MODE_ORDERED = 1,	/* round-robin total order */
-	SPINDLE_MODE_UNORDERED = 2	/* FIFO per sender, on receipt */
+	SPINDLE_MODE_UNORDERED = 2	/* FIFO per sender, no order across */
 };
 
 /* Which field of a configuration SPINDLE_CTL_UP rejected (.err_field). */

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Views and the ragged trim: see view.h. */
+#include "view.h"
+#include "order.h"
+#include "ring.h"
+
+/**
+ * sp_view_has_majority - may a view change from @old to @next go on?
+ * @old: members of the view that ends
+ * @next: its survivors (joiners not counted)
+ * @two_member_override: the per-group option for groups of two
+ */
+bool sp_view_has_majority(sp_mask_t old, sp_mask_t next, bool two_member_override)
+{
+	u32 n = sp_mask_count(old), s = sp_mask_count(next & old);
+
+	if (2 * s > n)
+		return true;
+	/* two members, one left: only by choice, and only the lower ranked */
+	return two_member_override && n == 2 && s == 1 &&
+	       sp_mask_first(next & old) == sp_mask_first(old);
+}
+
+static u32 sp_filter(const u32 *ids, u32 n, const struct sp_group_cfg *cfg,
+		     sp_mask_t members, u32 *out)
+{
+	u32 i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		int idx = sp_cfg_member_index(cfg, ids[i]);
+
+		if (idx >= 0 && sp_mask_has(members, (u32)idx))
+			out[k++] = ids[i];
+	}
+	return k;
+}
+
+/**
+ * sp_view_config - the configuration a view runs with
+ * @cfg: the group's configuration
+ * @members: the view's members
+ * @out: @cfg with everyone else taken out of every subgroup
+ */
+void sp_view_config(const struct sp_group_cfg *cfg, sp_mask_t members,
+		    struct sp_group_cfg *out)
+{
+	u32 s;
+
+	*out = *cfg;
+	for (s = 0; s < cfg->nsubgroups; s++) {
+		const struct sp_sg_cfg *in = &cfg->subgroups[s];
+		struct sp_sg_cfg *o = &out->subgroups[s];
+
+		memset(o->members, 0, sizeof(o->members));
+		memset(o->senders, 0, sizeof(o->senders));
+		o->nmembers = sp_filter(in->members, in->nmembers, cfg, members, o->members);
+		o->nsenders = sp_filter(in->senders, in->nsenders, cfg, members, o->senders);
+	}
+}
+
+/**
+ * sp_sg_deliver_trim - deliver what is left of a view, up to the trim
+ * @sg: engine state of the view that ends (wedged: nothing more published)
+ * @trim: per sender rank, the messages every survivor has; each at most
+ *	what this node received (the caller checked)
+ * @out: descriptors of the data messages delivered
+ * @max: room in @out
+ *
+ * Ordered mode goes on in sequence order; a sender's messages past its
+ * trim are not part of the history: their sequence numbers are skipped.
+ * Unordered mode delivers each sender's messages up to its trim.  Call
+ * until it returns 0.  Return: descriptors written.
+ */
+u32 sp_sg_deliver_trim(struct sp_sg *sg, const u64 *trim, struct sp_desc *out,
+		       u32 max)
+{
+	u32 room = sg->log_size - (u32)(sg->dl_descs - sg->rel_descs);
+	struct sp_desc d;
+	u32 n = 0, r, left;
+
+	if (max > room)
+		max = room;
+	if (sg->mode == SP_MODE_ORDERED) {
+		for (;;) {
+			for (left = 0, r = 0; r < sg->nsenders; r++)
+				left += sg->rx[r].dl_idx < trim[r];
+			if (!left)
+				break;
+			r = sg->dl_rank;
+			if (sg->rx[r].dl_idx < trim[r]) {
+				if (n == max && sp_sg_next_is_data(sg, r))
+					break;
+				if (sp_sg_step(sg, r, &d)) {
+					d.seq = sg->dl_seq;
+					sp_sg_log(sg, &d);
+					out[n++] = d;
+				}
+			}
+			sg->dl_seq++;
+			if (++sg->dl_rank == sg->nsenders) {
+				sg->dl_rank = 0;
+				sg->dl_round++;
+			}
+		}
+	} else {
+		for (r = 0; r < sg->nsenders; r++) {
+			while (sg->rx[r].dl_idx < trim[r]) {
+				if (n == max && sp_sg_next_is_data(sg, r))
+					break;
+				if (sp_sg_step(sg, r, &d)) {
+					d.seq = sp_seq(r, d.index, sg->nsenders);
+					sp_sg_log(sg, &d);
+					out[n++] = d;
+				}
+			}
+		}
+	}
+	sg->stats.msgs_delivered += n;
+	return n;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Views: membership changes, and the ragged trim that makes a failure
+ * atomic (Derecho's view change, as the Spindle paper assumes it).
+ *
+ * A view is a set of the configured members (a bit mask over member
+ * indices) with an id that only grows.  When members fail, the survivors
+ * stop sending (wedge); the leader, the lowest-ranked member nobody
+ * suspects, takes for each subgroup and sender the minimum over the
+ * survivors of the messages received: the ragged trim.  Every survivor has
+ * every message under the trim, so every survivor can deliver all of them,
+ * and none beyond it: delivered at all survivors or at none.  A later
+ * leader, over fewer survivors and later counts, can only find a trim at
+ * least as long: what a survivor delivered under the first one is never
+ * taken back.
+ */
+#ifndef SPINDLE_PROTO_VIEW_H
+#define SPINDLE_PROTO_VIEW_H
+
+#include "config.h"
+#include "engine.h"
+
+typedef u64 sp_mask_t;		/* bit i: configured member index i */
+
+static inline bool sp_mask_has(sp_mask_t m, u32 i)
+{
+	return (m >> i) & 1;
+}
+
+static inline u32 sp_mask_count(sp_mask_t m)
+{
+	u32 n = 0;
+
+	for (; m; m &= m - 1)
+		n++;
+	return n;
+}
+
+/* The lowest member index in @m, or -1. */
+static inline int sp_mask_first(sp_mask_t m)
+{
+	int i;
+
+	for (i = 0; i < 64; i++)
+		if (sp_mask_has(m, i))
+			return i;
+	return -1;
+}
+
+/*
+ * Majority rule: a view change from @old to the survivors @next may go on
+ * only if they are more than half of @old.  With @two_member_override, a
+ * group of two where one survives may go on if the survivor is the lower
+ * ranked (the risk: a partition, not a failure, makes both go on alone).
+ */
+bool sp_view_has_majority(sp_mask_t old, sp_mask_t next, bool two_member_override);
+
+/*
+ * The effective configuration of a view: @cfg with every member outside
+ * @members removed from each subgroup's member and sender lists (order
+ * kept).  Subgroups left with no member or no sender keep nsenders or
+ * nmembers 0: they are dormant in that view.
+ */
+void sp_view_config(const struct sp_group_cfg *cfg, sp_mask_t members,
+		    struct sp_group_cfg *out);
+
+/*
+ * sp_trim_merge - the ragged trim of one subgroup, one survivor at a time
+ * @trim: per sender rank, start it at ~0ULL
+ * @received: a survivor's received[] counts
+ * @nsenders: senders of the subgroup in the old view
+ */
+static inline void sp_trim_merge(u64 *trim, const u64 *received, u32 nsenders)
+{
+	u32 r;
+
+	for (r = 0; r < nsenders; r++)
+		if (received[r] < trim[r])
+			trim[r] = received[r];
+}
+
+u32 sp_sg_deliver_trim(struct sp_sg *sg, const u64 *trim, struct sp_desc *out,
+		       u32 max);
+
+#endif /* SPINDLE_PROTO_VIEW_H */
