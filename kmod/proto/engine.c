@@ -21,6 +21,11 @@ static inline __le64 *sp_blk_released(struct sp_block *b, u32 nsenders)
 	return &b->v[nsenders];
 }
 
+static inline __le64 *sp_blk_trim(struct sp_block *b, u32 nsenders)
+{
+	return &b->v[2 * nsenders];
+}
+
 static inline struct sp_block *sp_my_block(struct sp_sg *sg)
 {
 	return sg->blocks[sg->me];
@@ -393,6 +398,7 @@ static int sp_take_view(struct sp_sg *sg, u32 m)
 	u64 recv_seq = le64_to_cpu(READ_ONCE(b->recv_seq));
 	u64 deliv_seq = le64_to_cpu(READ_ONCE(b->deliv_seq));
 	u64 rel_me;
+	u32 r;
 
 	if (recv_seq < v->recv_seq)
 		return sp_fault(sg, m, "recv_seq went backwards");
@@ -400,17 +406,13 @@ static int sp_take_view(struct sp_sg *sg, u32 m)
 		return sp_fault(sg, m, "deliv_seq went backwards");
 	v->recv_seq = recv_seq;
 	v->deliv_seq = deliv_seq;
-	if (sg->mode == SP_MODE_UNORDERED) {
-		/* each sender's stable prefix: what every member has of it */
-		u32 r;
+	/* per sender: unordered delivery's stable prefix, a leader's trim */
+	for (r = 0; r < sg->nsenders; r++) {
+		u64 rc = le64_to_cpu(READ_ONCE(sp_blk_received(b)[r]));
 
-		for (r = 0; r < sg->nsenders; r++) {
-			u64 rc = le64_to_cpu(READ_ONCE(sp_blk_received(b)[r]));
-
-			if (rc < v->received[r])
-				return sp_fault(sg, m, "received count went backwards");
-			v->received[r] = rc;
-		}
+		if (rc < v->received[r])
+			return sp_fault(sg, m, "received count went backwards");
+		v->received[r] = rc;
 	}
 	if (sg->my_rank < 0)
 		return 0;
@@ -680,6 +682,74 @@ int sp_sg_reclaim(struct sp_sg *sg)
 		work++;
 	}
 	return work;
+}
+
+/**
+ * sp_sg_set_trim - put a trim in my block (a leader's proposal, or the one
+ *	this member holds)
+ * @sg: engine state of the view that ends
+ * @view: the view the change leads to
+ * @term: which proposal for it
+ * @trim: per sender rank
+ */
+void sp_sg_set_trim(struct sp_sg *sg, u64 view, u64 term, const u64 *trim)
+{
+	struct sp_block *blk = sp_my_block(sg);
+	__le64 *t = sp_blk_trim(blk, sg->nsenders);
+	u32 r;
+
+	for (r = 0; r < sg->nsenders; r++)
+		WRITE_ONCE(t[r], cpu_to_le64(trim[r]));
+	WRITE_ONCE(blk->trim_view, cpu_to_le64(view));
+	WRITE_ONCE(blk->trim_term, cpu_to_le64(term));
+	sg->blk_ver++;
+}
+
+/**
+ * sp_sg_read_trim - read the trim in @member's block
+ * @sg: engine state
+ * @member: member position (mine reads my own block)
+ * @view: the view change expected
+ * @term: the proposal expected
+ * @trim: out, per sender rank
+ *
+ * Call only after seeing the member's row header announce @view and
+ * @term: the row is written after the block, on the same QP, and is the
+ * guard for it (the bytes of one write may land in any order).
+ * Return: 0; -EAGAIN if that trim is not in the block; -EPROTO if it asks
+ * this node to deliver messages it does not have (the member is faulty:
+ * it took the trim over the survivors' counts, mine among them).
+ */
+int sp_sg_read_trim(struct sp_sg *sg, u32 member, u64 view, u64 term, u64 *trim)
+{
+	struct sp_block *b = sg->blocks[member];
+	const __le64 *t = sp_blk_trim(b, sg->nsenders);
+	u32 r;
+
+	if (le64_to_cpu(READ_ONCE(b->trim_view)) != view ||
+	    le64_to_cpu(READ_ONCE(b->trim_term)) != term)
+		return -EAGAIN;
+	for (r = 0; r < sg->nsenders; r++) {
+		trim[r] = le64_to_cpu(READ_ONCE(t[r]));
+		if (trim[r] > sg->rx[r].received)
+			return sp_fault(sg, member, "trim beyond what we received");
+	}
+	return 0;
+}
+
+/**
+ * sp_sg_member_received - the received counts of @member, as last seen
+ * @sg: engine state
+ * @member: member position
+ * @rcv: out, per sender rank
+ */
+void sp_sg_member_received(const struct sp_sg *sg, u32 member, u64 *rcv)
+{
+	u32 r;
+
+	for (r = 0; r < sg->nsenders; r++)
+		rcv[r] = member == sg->me ? sg->rx[r].received :
+			 sg->view[member].received[r];
 }
 
 /* Bytes to write for a run of published payload slots: up to the end of the

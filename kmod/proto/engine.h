@@ -49,18 +49,21 @@ struct sp_hdr {
 };
 
 /*
- * A member's block for one subgroup.  All counters are monotonic.
- * Followed by received[nsenders] and released[nsenders].
+ * A member's block for one subgroup, in one view.  All counters are
+ * monotonic within the view.  Followed by received[nsenders],
+ * released[nsenders] and trim[nsenders].
  */
 struct sp_block {
 	__le64 hdr_pub;		/* headers this member published (sender) */
 	__le64 recv_seq;	/* ordered: complete prefix of the total order */
 	__le64 deliv_seq;	/* ordered: delivered and released prefix */
-	__le64 reserved;
-	__le64 v[];		/* received[nsenders], released[nsenders] */
+	__le64 pay_base;	/* first payload position of this view (sender) */
+	__le64 trim_view;	/* the view change its trim[] is for... */
+	__le64 trim_term;	/* ...and which proposal of it */
+	__le64 v[];		/* received[n], released[n], trim[n] */
 };
 
-#define SP_BLOCK_FIXED	32
+#define SP_BLOCK_FIXED	48
 
 /* Header ring entries per sender: a data header per slot, and room for as
  * many null runs between them.
@@ -72,7 +75,7 @@ static inline u32 sp_hdr_slots(u32 window)
 
 static inline u32 sp_block_size(u32 nsenders)
 {
-	return ALIGN(SP_BLOCK_FIXED + 16 * nsenders, 64);
+	return ALIGN(SP_BLOCK_FIXED + 24 * nsenders, 64);
 }
 
 /* ---- what the engine hands out ---- */
@@ -249,6 +252,11 @@ void sp_sg_release(struct sp_sg *sg, u64 released_descs);
 int sp_sg_reclaim(struct sp_sg *sg);		/* owner's lock held */
 u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, bool block_ok,
 	       struct sp_wr *out);
+
+/* The trim this node proposes or holds, in its block for peers to read. */
+void sp_sg_set_trim(struct sp_sg *sg, u64 view, u64 term, const u64 *trim);
+int sp_sg_read_trim(struct sp_sg *sg, u32 member, u64 view, u64 term, u64 *trim);
+void sp_sg_member_received(const struct sp_sg *sg, u32 member, u64 *rcv);
 
 /* For view.c: the delivery cursor, one message at a time. */
 bool sp_sg_step(struct sp_sg *sg, u32 rank, struct sp_desc *d);

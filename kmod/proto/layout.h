@@ -12,14 +12,38 @@
 
 #include "config.h"
 
-#define SP_ROW_HDR_SIZE	64
 #define SP_NO_OFFSET	(~0U)
 
-/* A member's row header: node-wide state (failure detection, views). */
+/*
+ * A member's row header: node-wide state, for failure detection and view
+ * changes (see vc.h).  Unlike the blocks and rings it is never reset when a
+ * view is installed: it carries a view change across leader failures.
+ * Masks are over configured member indices; view ids only grow.
+ */
 struct sp_row_hdr {
-	__le64 heartbeat;
-	__le64 reserved[7];
+	__le64 heartbeat;	/* bumped while the member lives */
+	__le64 incarnation;	/* changes each time the member starts */
+	__le64 view_id;		/* the view it has installed (0: none yet) */
+	__le64 view_members;
+	__le64 suspects;	/* members of view_id it suspects */
+	__le64 wedged;		/* view_id, once it stopped sending in it */
+	__le64 joins;		/* configured members it saw asking to join */
+	__le64 flags;
+	__le64 prop_view;	/* leader: the view it proposes... */
+	__le64 prop_term;	/* ...as which attempt (unique per leader) */
+	__le64 prop_members;
+	__le64 echo_view;	/* the proposal whose trims it holds */
+	__le64 echo_term;
+	__le64 echo_members;
+	__le64 commit_view;	/* the commit it knows of */
+	__le64 commit_term;
+	__le64 commit_members;
+	__le64 drained;		/* view whose old writes of its are all done */
+	__le64 ready;		/* view it has reset for and takes writes of */
+	__le64 reserved[13];
 };
+
+#define SP_ROW_HDR_SIZE	256
 
 struct sp_meta_layout {
 	u32 block_off[SP_MAX_SUBGROUPS];	/* SP_NO_OFFSET if not a member */

@@ -32,6 +32,7 @@ typedef int64_t s64;
 #define smp_wmb()		__atomic_thread_fence(__ATOMIC_RELEASE)
 #define likely(x)		__builtin_expect(!!(x), 1)
 #define unlikely(x)		__builtin_expect(!!(x), 0)
+#define fallthrough		__attribute__((__fallthrough__))
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define ALIGN(x, a)		(((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
 #define min_t(t, a, b)		((t)(a) < (t)(b) ? (t)(a) : (t)(b))

@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A simulated cluster for the engine's unit tests: N nodes, each with its
- * own copy of every member's memory, joined by one in-order write queue per
- * ordered pair of nodes (an RC QP).  Writes are executed one at a time, in
- * a random order across queues, so every interleaving the real transport
- * allows can happen.  Payload and header writes read their source when they
- * execute (as a NIC does); block writes read a snapshot taken at post time
- * (as the module does).  This exercises the protocol logic only; the real
- * transport is tested across QEMU guests.
+ * A simulated cluster for the unit tests of the protocol core: N nodes,
+ * each with its own copy of every member's memory, joined by one in-order
+ * write queue per ordered pair of nodes (an RC QP).  Writes are executed
+ * one at a time, in a random order across queues, so every interleaving
+ * the real transport allows can happen.  Payload and header writes read
+ * their source when they execute (as a NIC does); block and row writes
+ * read a snapshot taken at post time (as the module does).
+ *
+ * One subgroup (index 0) of the configuration.  Members are nodes 0..n-1,
+ * and memory is indexed by node; the engine's member positions and sender
+ * ranks (which change with the view) are mapped through pos_node/rank_node.
+ * With views on (sim_views()), every node also runs the view change state
+ * machine (kmod/proto/vc.c) over row headers sent through the same queues.
+ *
+ * This exercises the protocol logic only; the real transport is tested
+ * across QEMU guests.
  */
 #ifndef SPINDLE_SIM_H
 #define SPINDLE_SIM_H
@@ -16,15 +24,19 @@
 #include <stdlib.h>
 #include "../../kmod/proto/engine.h"
 #include "../../kmod/proto/ring.h"
+#include "../../kmod/proto/view.h"
+#include "../../kmod/proto/vc.h"
 
 #define SIM_MAX_NODES 8
 #define SIM_QCAP 1024
+#define SIM_WR_ROW 100		/* a row header write */
+#define SIM_VIEW_RANK 0xff	/* a view record in a log */
 
 struct sim_wr {
 	int kind;
 	u64 offset;
 	u32 len;
-	u8 *snap;		/* BLOCK: contents at post time */
+	u8 *snap;		/* BLOCK, ROW: contents at post time */
 };
 
 struct sim_q {
@@ -32,19 +44,21 @@ struct sim_q {
 	u32 head, tail;
 };
 
-struct sim_rec {		/* one delivered message */
+struct sim_rec {		/* one delivered message, or a view record */
 	u64 seq;
-	u32 rank;
-	u64 index;
+	u32 rank;		/* the sender's node, or SIM_VIEW_RANK */
+	u64 index;		/* its index in its view; the view id */
 	u32 len;
-	u32 tag;		/* producer's message number, from the payload */
+	u32 tag;		/* producer's message number; the member mask */
 };
 
 struct sim_node {
 	struct sp_sg sg;
-	struct sp_block *blocks[SIM_MAX_NODES];
-	struct sp_hdr *hdrs[SIM_MAX_NODES];
-	u8 *pay[SIM_MAX_NODES];
+	struct sp_block *blocks[SIM_MAX_NODES];	/* by node */
+	struct sp_hdr *hdrs[SIM_MAX_NODES];	/* by node */
+	u8 *pay[SIM_MAX_NODES];			/* by node */
+	u32 pos_node[SIM_MAX_NODES];		/* engine member position -> node */
+	u32 rank_node[SIM_MAX_NODES];		/* engine sender rank -> node */
 	/* producer */
 	u64 to_send;		/* messages this node still has to produce */
 	u32 tag;		/* next producer message number */
@@ -59,6 +73,13 @@ struct sim_node {
 	int lazy;		/* release only now and then */
 	int dead;		/* killed: no passes, no writes in or out */
 	u64 writes;		/* writes this node posted */
+	/* views */
+	struct sp_vc vc;
+	struct sp_row_hdr rows[SIM_MAX_NODES];	/* mine at [me], copies */
+	u64 pushed_row;		/* vc.row_ver last pushed */
+	u64 incarnation;
+	int failed;		/* the state machine stopped it */
+	int view_logged;	/* the view record of the change is in the log */
 };
 
 struct sim {
@@ -72,6 +93,7 @@ struct sim {
 	int void_pct;		/* % of reservations voided */
 	int hold_blocks;	/* % of emits told to hold the block back */
 	int max_batch;		/* producer batch */
+	int views;		/* nodes run the view change */
 };
 
 static inline u64 sim_rand(struct sim *s)
@@ -88,20 +110,20 @@ static inline u32 sim_below(struct sim *s, u32 n)
 }
 
 /* payload pattern: tag in the first 4 bytes, then bytes derived from it */
-static inline u8 sim_byte(u32 rank, u32 tag, u32 i)
+static inline u8 sim_byte(u32 node, u32 tag, u32 i)
 {
-	return (u8)(rank * 31 + tag * 7 + i * 13);
+	return (u8)(node * 31 + tag * 7 + i * 13);
 }
 
-static inline void sim_fill(u8 *p, u32 len, u32 rank, u32 tag)
+static inline void sim_fill(u8 *p, u32 len, u32 node, u32 tag)
 {
 	u32 i;
 
 	for (i = 0; i < len; i++)
-		p[i] = i < 4 ? (u8)(tag >> (8 * i)) : sim_byte(rank, tag, i);
+		p[i] = i < 4 ? (u8)(tag >> (8 * i)) : sim_byte(node, tag, i);
 }
 
-static inline int sim_check(const u8 *p, u32 len, u32 rank, u32 *tag)
+static inline int sim_check(const u8 *p, u32 len, u32 node, u32 *tag)
 {
 	u32 i, t = 0;
 
@@ -110,10 +132,49 @@ static inline int sim_check(const u8 *p, u32 len, u32 rank, u32 *tag)
 	for (i = 0; i < 4; i++)
 		t |= (u32)p[i] << (8 * i);
 	for (i = 4; i < len; i++)
-		if (p[i] != sim_byte(rank, t, i))
+		if (p[i] != sim_byte(node, t, i))
 			return -1;
 	*tag = t;
 	return 0;
+}
+
+/* (Re)start node i's engine for the view @members of the configuration. */
+static inline int sim_engine(struct sim *s, u32 i, sp_mask_t members)
+{
+	struct sim_node *nd = &s->node[i];
+	struct sp_sg *sg = &nd->sg;
+	struct sp_group_cfg v;
+	const struct sp_sg_cfg *c;
+	u32 k;
+
+	sp_view_config(&s->cfg, members, &v);
+	v.self_id = i;
+	c = &v.subgroups[0];
+	sp_sg_destroy(sg);
+	if (sp_sg_init(sg, &v, 0))
+		return -1;
+	for (k = 0; k < c->nmembers; k++) {
+		nd->pos_node[k] = c->members[k];
+		sg->blocks[k] = nd->blocks[c->members[k]];
+	}
+	for (k = 0; k < c->nsenders; k++) {
+		nd->rank_node[k] = c->senders[k];
+		sg->hdrs[k] = nd->hdrs[c->senders[k]];
+	}
+	return 0;
+}
+
+/* Zero node i's copies of everyone's blocks and header rings. */
+static inline void sim_wipe(struct sim *s, u32 i)
+{
+	struct sim_node *nd = &s->node[i];
+	u32 k;
+
+	for (k = 0; k < s->n; k++) {
+		memset(nd->blocks[k], 0, sp_block_size(SIM_MAX_NODES));
+		memset(nd->hdrs[k], 0, sp_hdr_slots(s->cfg.subgroups[0].window) *
+		       sizeof(struct sp_hdr));
+	}
 }
 
 /* members 0..n-1, senders as given; group flags, mode, window, max_msg */
@@ -150,26 +211,22 @@ static inline int sim_init_flags(struct sim *s, u32 n, const u32 *senders, u32 n
 
 	for (i = 0; i < n; i++) {
 		struct sim_node *nd = &s->node[i];
-		struct sp_sg *sg = &nd->sg;
 		struct sp_cfg_err err;
 
 		s->cfg.self_id = i;
 		if (sp_cfg_validate(&s->cfg, &err))
 			return -1;
-		if (sp_sg_init(sg, &s->cfg, 0))
-			return -1;
 		for (r = 0; r < n; r++) {
-			nd->blocks[r] = calloc(1, sg->block_size);
-			sg->blocks[r] = nd->blocks[r];
+			nd->blocks[r] = calloc(1, sp_block_size(SIM_MAX_NODES));
+			nd->hdrs[r] = calloc(sp_hdr_slots(window), sizeof(struct sp_hdr));
+			nd->pay[r] = calloc(window, ALIGN(max_msg, SP_SLOT_ALIGN));
 		}
-		for (r = 0; r < nsenders; r++) {
-			nd->hdrs[r] = calloc(1, sp_sg_hdr_bytes(sg));
-			nd->pay[r] = calloc(1, sp_sg_ring_bytes(sg));
-			sg->hdrs[r] = nd->hdrs[r];
-		}
+		if (sim_engine(s, i, (1ULL << n) - 1))
+			return -1;
 		nd->caplog = 1024;
 		nd->log = calloc(nd->caplog, sizeof(*nd->log));
 	}
+	s->cfg.self_id = 0;
 	return 0;
 }
 
@@ -186,9 +243,8 @@ static inline void sim_free(struct sim *s)
 	for (i = 0; i < s->n; i++) {
 		struct sim_node *nd = &s->node[i];
 
-		for (r = 0; r < s->n; r++)
+		for (r = 0; r < s->n; r++) {
 			free(nd->blocks[r]);
-		for (r = 0; r < nd->sg.nsenders; r++) {
 			free(nd->hdrs[r]);
 			free(nd->pay[r]);
 		}
@@ -208,32 +264,55 @@ static inline u32 sim_qlen(struct sim *s, u32 a, u32 b)
 	return s->q[a][b].tail - s->q[a][b].head;
 }
 
+static inline void sim_post(struct sim *s, u32 a, u32 b, int kind, u64 off, u32 len,
+			    const void *snap)
+{
+	struct sim_q *q = &s->q[a][b];
+	struct sim_wr *w = &q->wr[q->tail % SIM_QCAP];
+
+	w->kind = kind;
+	w->offset = off;
+	w->len = len;
+	w->snap = NULL;
+	if (snap) {
+		w->snap = malloc(len);
+		memcpy(w->snap, snap, len);
+	}
+	q->tail++;
+	s->node[a].writes++;
+}
+
 /* execute the oldest write from a to b */
 static inline void sim_exec(struct sim *s, u32 a, u32 b)
 {
 	struct sim_q *q = &s->q[a][b];
 	struct sim_wr *w = &q->wr[q->head % SIM_QCAP];
 	struct sim_node *src = &s->node[a], *dst = &s->node[b];
-	s32 rank = src->sg.my_rank;
 
 	if (dst->dead) {		/* nothing lands at a dead node */
-		free(q->wr[q->head % SIM_QCAP].snap);
+		free(w->snap);
 		q->head++;
 		return;
 	}
 	switch (w->kind) {
 	case SP_WR_PAYLOAD:
-		memcpy(dst->pay[rank] + w->offset, src->pay[rank] + w->offset, w->len);
+		memcpy(dst->pay[a] + w->offset, src->pay[a] + w->offset, w->len);
 		break;
 	case SP_WR_HDR:
-		memcpy((u8 *)dst->hdrs[rank] + w->offset,
-		       (u8 *)src->hdrs[rank] + w->offset, w->len);
+		memcpy((u8 *)dst->hdrs[a] + w->offset, (u8 *)src->hdrs[a] + w->offset, w->len);
 		break;
 	case SP_WR_BLOCK:
 		memcpy(dst->blocks[a], w->snap, w->len);
-		free(w->snap);
+		break;
+	case SIM_WR_ROW:
+		if (sp_vc_row_check(&dst->rows[a], (struct sp_row_hdr *)w->snap, s->n)) {
+			fprintf(stderr, "node %u: bad row from node %u\n", b, a);
+			s->fault = -EPROTO;
+		}
+		memcpy(&dst->rows[a], w->snap, sizeof(dst->rows[a]));
 		break;
 	}
+	free(w->snap);
 	q->head++;
 }
 
@@ -244,7 +323,7 @@ static inline void sim_produce(struct sim *s, u32 i)
 	struct sp_sg *sg = &nd->sg;
 	u32 k;
 
-	if (sg->my_rank < 0)
+	if (sg->my_rank < 0 || nd->failed || (s->views && nd->vc.phase != SP_VC_NORMAL))
 		return;
 	if (nd->stall) {
 		nd->stall--;
@@ -253,7 +332,7 @@ static inline void sim_produce(struct sim *s, u32 i)
 	if (nd->pending_n) {	/* finish what was reserved last round */
 		for (k = 0; k < nd->pending_n; k++) {
 			u64 pos = nd->pending_first + k;
-			u8 *slot = nd->pay[sg->my_rank] + sp_sg_payload_offset(sg, pos);
+			u8 *slot = nd->pay[i] + sp_sg_payload_offset(sg, pos);
 
 			if (s->void_pct && (int)sim_below(s, 100) < s->void_pct) {
 				if (sp_sg_void(sg, pos))
@@ -265,7 +344,7 @@ static inline void sim_produce(struct sim *s, u32 i)
 			{
 				u32 len = 4 + sim_below(s, sg->max_msg - 3);
 
-				sim_fill(slot, len, (u32)sg->my_rank, nd->tag++);
+				sim_fill(slot, len, i, nd->tag++);
 				if (sp_sg_mark_ready(sg, pos, len))
 					abort();
 			}
@@ -290,7 +369,8 @@ static inline int sim_record(struct sim *s, u32 i, const struct sp_desc *d, u32 
 
 	for (k = 0; k < n; k++) {
 		struct sim_rec *rec;
-		const u8 *p = nd->pay[d[k].rank] + sp_sg_payload_offset(&nd->sg, d[k].pay_pos);
+		u32 sender = nd->rank_node[d[k].rank];
+		const u8 *p = nd->pay[sender] + sp_sg_payload_offset(&nd->sg, d[k].pay_pos);
 
 		if (nd->nlog == nd->caplog) {
 			nd->caplog *= 2;
@@ -298,18 +378,20 @@ static inline int sim_record(struct sim *s, u32 i, const struct sp_desc *d, u32 
 		}
 		rec = &nd->log[nd->nlog++];
 		rec->seq = d[k].seq;
-		rec->rank = d[k].rank;
+		rec->rank = sender;
 		rec->index = d[k].index;
 		rec->len = d[k].len;
-		if (sim_check(p, d[k].len, d[k].rank, &rec->tag)) {
-			fprintf(stderr, "node %u: corrupt payload rank %u index %llu\n",
-				i, d[k].rank, (unsigned long long)d[k].index);
+		if (sim_check(p, d[k].len, sender, &rec->tag)) {
+			fprintf(stderr, "node %u: corrupt payload from %u index %llu\n",
+				i, sender, (unsigned long long)d[k].index);
 			s->fault = -EIO;
 			return -EIO;
 		}
 	}
 	return 0;
 }
+
+#include "simvc.h"
 
 /* one pass of node i's predicate thread */
 static inline int sim_pass(struct sim *s, u32 i)
@@ -320,19 +402,41 @@ static inline int sim_pass(struct sim *s, u32 i)
 	u32 n, k, m;
 	int ret, work = 0;
 
+	if (nd->failed)
+		return s->views ? sim_vc_push(s, i) : 0;
+	/*
+	 * No view yet, or the old one drained and the new one not set up: the
+	 * engine is stale and must neither read nor write.
+	 */
+	if (s->views && (nd->vc.phase == SP_VC_JOINING ||
+			 nd->vc.phase == SP_VC_DRAINED))
+		return sim_vc_pass(s, i) + sim_vc_push(s, i);
 	ret = sp_sg_receive(sg);
 	if (ret < 0) {
+		fprintf(stderr, "node %u: rejected a write of node %u: %s\n", i,
+			nd->pos_node[sg->fault_member], sg->fault_what);
+		if (getenv("SIM_TRACE"))
+			for (m = 0; m < sg->nsenders; m++)
+				fprintf(stderr, "  rank %u (node %u): hdr_pub %llu seen %llu dl_hdr %llu (view %llu phase %d)\n",
+					m, nd->rank_node[m],
+					(unsigned long long)le64_to_cpu(sg->blocks[simvc_pos(nd, nd->rank_node[m])]->hdr_pub),
+					(unsigned long long)sg->rx[m].hdr_seen,
+					(unsigned long long)sg->rx[m].dl_hdr,
+					(unsigned long long)nd->vc.view, nd->vc.phase);
 		s->fault = ret;
 		return ret;
 	}
 	work += ret;
 	work += sp_sg_publish(sg);
-	do {
-		n = sp_sg_deliver(sg, d, 64);
-		if (sim_record(s, i, d, n))
-			return -EIO;
-		work += (int)n;
-	} while (n == 64);
+	/* wedged means no delivery either, until the trim (see vc.h) */
+	if (!s->views || nd->vc.phase == SP_VC_NORMAL) {
+		do {
+			n = sp_sg_deliver(sg, d, 64);
+			if (sim_record(s, i, d, n))
+				return -EIO;
+			work += (int)n;
+		} while (n == 64);
+	}
 	if (!nd->lazy || sim_below(s, 4) == 0) {
 		if (nd->released != nd->sg.dl_descs) {
 			nd->released = nd->sg.dl_descs;
@@ -341,34 +445,26 @@ static inline int sim_pass(struct sim *s, u32 i)
 		sp_sg_release(sg, nd->released);
 	}
 	work += sp_sg_reclaim(sg);
-	for (m = 0; m < s->n; m++) {
+	if (s->views)
+		work += sim_vc_pass(s, i);
+	for (m = 0; m < sg->nmembers; m++) {
 		struct sp_wr w[SP_EMIT_MAX];
-		u32 room, cnt;
+		u32 to = nd->pos_node[m], room, cnt;
 
-		if (m == i)
+		if (m == sg->me || s->node[to].dead)
 			continue;
-		room = SIM_QCAP - sim_qlen(s, i, m);
+		room = SIM_QCAP - 8 - sim_qlen(s, i, to);
 		if (room > 1 + sim_below(s, s->max_room))
 			room = 1 + sim_below(s, s->max_room);
 		cnt = sp_sg_emit(sg, m, room,
 				 (int)sim_below(s, 100) >= s->hold_blocks, w);
-		for (k = 0; k < cnt; k++) {
-			struct sim_q *q = &s->q[i][m];
-			struct sim_wr *qw = &q->wr[q->tail % SIM_QCAP];
-
-			qw->kind = (int)w[k].kind;
-			qw->offset = w[k].offset;
-			qw->len = w[k].len;
-			qw->snap = NULL;
-			if (w[k].kind == SP_WR_BLOCK) {
-				qw->snap = malloc(w[k].len);
-				memcpy(qw->snap, sg->blocks[i], w[k].len);
-			}
-			q->tail++;
-			nd->writes++;
-		}
+		for (k = 0; k < cnt; k++)
+			sim_post(s, i, to, (int)w[k].kind, w[k].offset, w[k].len,
+				 w[k].kind == SP_WR_BLOCK ? (void *)sg->blocks[sg->me] : NULL);
 		work += (int)cnt;
 	}
+	if (s->views)
+		work += sim_vc_push(s, i);
 	return work;
 }
 
@@ -412,6 +508,8 @@ static inline long sim_run(struct sim *s, long max_rounds)
 				return w;
 			work += w;
 		}
+		if (s->fault)
+			return s->fault;
 		/* execute a random number of queued writes in random order */
 		for (k = 0; k < 4 * s->n * s->n; k++) {
 			a = sim_below(s, s->n);
@@ -422,8 +520,9 @@ static inline long sim_run(struct sim *s, long max_rounds)
 			}
 		}
 		for (i = 0; i < s->n; i++)
-			work += !s->node[i].dead && (s->node[i].to_send ||
-				s->node[i].pending_n || s->node[i].stall);
+			work += !s->node[i].dead && !s->node[i].failed &&
+				(s->node[i].to_send || s->node[i].pending_n ||
+				 s->node[i].stall);
 		for (a = 0; a < s->n; a++)
 			for (b = 0; b < s->n; b++)
 				work += sim_qlen(s, a, b) != 0;

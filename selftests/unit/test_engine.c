@@ -14,6 +14,17 @@
 static const u32 all3[] = { 0, 1, 2 };
 static const u32 all4[] = { 0, 1, 2, 3 };
 
+/* the sender rank of node @n in node @nd's engine */
+static u32 rank_of(const struct sim_node *nd, u32 n)
+{
+	u32 r;
+
+	for (r = 0; r < nd->sg.nsenders; r++)
+		if (nd->rank_node[r] == n)
+			return r;
+	return ~0U;
+}
+
 /* every sender's tags 0..sent-1 delivered in order, exactly once */
 static int check_fifo(struct sim *s, u32 node, const u64 *expect, struct kt *_t)
 {
@@ -26,16 +37,16 @@ static int check_fifo(struct sim *s, u32 node, const u64 *expect, struct kt *_t)
 		const struct sim_rec *rec = &nd->log[i];
 
 		if (rec->tag != next[rec->rank]) {
-			TH_LOG("node %u: rank %u tag %u, expected %u", node,
+			TH_LOG("node %u: sender %u tag %u, expected %u", node,
 			       rec->rank, rec->tag, next[rec->rank]);
 			return -1;
 		}
 		next[rec->rank]++;
 	}
 	for (r = 0; r < nd->sg.nsenders; r++)
-		if (next[r] != expect[r]) {
+		if (next[nd->rank_node[r]] != expect[r]) {
 			TH_LOG("node %u: rank %u delivered %u of %llu", node, r,
-			       next[r], (unsigned long long)expect[r]);
+			       next[nd->rank_node[r]], (unsigned long long)expect[r]);
 			return -1;
 		}
 	(void)_t;
@@ -52,7 +63,7 @@ static int check_total_order(struct sim *s, struct kt *_t)
 	for (k = 0; k < n0->nlog; k++) {
 		const struct sim_rec *rec = &n0->log[k];
 
-		if (rec->seq != sp_seq(rec->rank, rec->index, n0->sg.nsenders) ||
+		if (rec->seq != sp_seq(rank_of(n0, rec->rank), rec->index, n0->sg.nsenders) ||
 		    (k && rec->seq <= n0->log[k - 1].seq)) {
 			TH_LOG("node 0: entry %llu breaks round-robin order",
 			       (unsigned long long)k);

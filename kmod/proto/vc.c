@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The view change state machine: see vc.h. */
+#include "vc.h"
+
+static inline u64 rd(const __le64 *f)
+{
+	return le64_to_cpu(READ_ONCE(*f));
+}
+
+/* Write a field of my row; remember to push it. */
+static void wr(struct sp_vc *vc, __le64 *f, u64 v)
+{
+	if (rd(f) == v)
+		return;
+	WRITE_ONCE(*f, cpu_to_le64(v));
+	vc->row_ver++;
+}
+
+static const struct sp_row_hdr *row(const struct sp_vc *vc,
+				    const struct sp_row_hdr *mine,
+				    const struct sp_row_hdr *rows, u32 m)
+{
+	return m == vc->me ? mine : &rows[m];
+}
+
+static sp_mask_t sp_conf_mask(u32 nconf)
+{
+	return nconf >= 64 ? ~0ULL : (1ULL << nconf) - 1;
+}
+
+/**
+ * sp_vc_init - a member of view @view
+ * @vc: state
+ * @me: my configured member index
+ * @nconf: configured members
+ * @view: the installed view (the first one is 1: all configured members)
+ * @members: its members
+ * @two_member_override: the group's option for groups of two
+ */
+void sp_vc_init(struct sp_vc *vc, u32 me, u32 nconf, u64 view, sp_mask_t members,
+		bool two_member_override)
+{
+	memset(vc, 0, sizeof(*vc));
+	vc->me = me;
+	vc->nconf = nconf;
+	vc->view = view;
+	vc->members = members;
+	vc->two_member_override = two_member_override;
+	vc->phase = SP_VC_NORMAL;
+}
+
+/**
+ * sp_vc_init_joining - a member that comes (back) into a running group
+ * @vc: state
+ * @me: my configured member index
+ * @nconf: configured members
+ */
+void sp_vc_init_joining(struct sp_vc *vc, u32 me, u32 nconf)
+{
+	sp_vc_init(vc, me, nconf, 0, 0, false);
+	vc->phase = SP_VC_JOINING;
+}
+
+/**
+ * sp_vc_row_init - my row header, as it starts
+ * @vc: state
+ * @mine: my row header
+ * @incarnation: non-zero, different at each start of this member
+ */
+void sp_vc_row_init(struct sp_vc *vc, struct sp_row_hdr *mine, u64 incarnation)
+{
+	memset(mine, 0, sizeof(*mine));
+	mine->incarnation = cpu_to_le64(incarnation);
+	mine->view_id = cpu_to_le64(vc->view);
+	mine->view_members = cpu_to_le64(vc->members);
+	vc->row_ver++;
+}
+
+/**
+ * sp_vc_row_check - is @new a possible successor of @old, a peer's row?
+ * @old: the last accepted copy (all zero at first)
+ * @new: the copy just taken
+ * @nconf: configured members
+ *
+ * Within an incarnation every counter and view id only grows and every
+ * mask names configured members only.  A new incarnation starts afresh.
+ * Return: 0 or -EPROTO.
+ */
+int sp_vc_row_check(const struct sp_row_hdr *old, const struct sp_row_hdr *new,
+		    u32 nconf)
+{
+	const __le64 *mono_o[] = {
+		&old->heartbeat, &old->view_id, &old->wedged, &old->prop_view,
+		&old->prop_term, &old->echo_view, &old->echo_term, &old->commit_view,
+		&old->commit_term, &old->drained, &old->ready,
+	};
+	const __le64 *mono_n[] = {
+		&new->heartbeat, &new->view_id, &new->wedged, &new->prop_view,
+		&new->prop_term, &new->echo_view, &new->echo_term, &new->commit_view,
+		&new->commit_term, &new->drained, &new->ready,
+	};
+	const __le64 *masks[] = {
+		&new->view_members, &new->suspects, &new->joins, &new->prop_members,
+		&new->echo_members, &new->commit_members,
+	};
+	sp_mask_t conf = sp_conf_mask(nconf);
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(masks); i++)
+		if (rd(masks[i]) & ~conf)
+			return -EPROTO;
+	if (rd(&new->incarnation) != rd(&old->incarnation))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(mono_o); i++)
+		if (rd(mono_n[i]) < rd(mono_o[i]))
+			return -EPROTO;
+	return 0;
+}
+
+/* A term above every term in sight, and mine alone (low bits: my index). */
+static u64 sp_vc_new_term(const struct sp_vc *vc, const struct sp_row_hdr *mine,
+			  const struct sp_row_hdr *rows)
+{
+	u64 top = 0;
+	u32 m;
+
+	for (m = 0; m < vc->nconf; m++) {
+		const struct sp_row_hdr *r = row(vc, mine, rows, m);
+
+		top = max_t(u64, top, rd(&r->prop_term));
+		top = max_t(u64, top, rd(&r->echo_term));
+		top = max_t(u64, top, rd(&r->commit_term));
+	}
+	return ((top >> 8) + 1) << 8 | vc->me;
+}
+
+/* Suspicions and join requests: mine, and every live member's of this view. */
+static void sp_vc_gossip(struct sp_vc *vc, const struct sp_row_hdr *rows)
+{
+	sp_mask_t s = vc->suspects | (vc->local_suspects & vc->members);
+	sp_mask_t j = vc->joins | (vc->local_joins & ~vc->members);
+	sp_mask_t before;
+	u32 m;
+
+	s &= ~(1ULL << vc->me);		/* nobody suspects himself */
+	do {
+		before = s;
+		for (m = 0; m < vc->nconf; m++) {
+			if (m == vc->me || !sp_mask_has(vc->members & ~s, m) ||
+			    rd(&rows[m].view_id) != vc->view)
+				continue;
+			s |= rd(&rows[m].suspects) & vc->members;
+			j |= rd(&rows[m].joins) & ~vc->members;
+		}
+	} while (s != before);
+	vc->suspects = s;
+	vc->joins = j & ~s;
+}
+
+/* Has every member of @who reached @val in field @off of its row? */
+static bool sp_vc_all(const struct sp_vc *vc, const struct sp_row_hdr *mine,
+		      const struct sp_row_hdr *rows, sp_mask_t who, size_t off,
+		      u64 val)
+{
+	u32 m;
+
+	for (m = 0; m < vc->nconf; m++) {
+		const struct sp_row_hdr *r = row(vc, mine, rows, m);
+
+		if (sp_mask_has(who, m) &&
+		    rd((const __le64 *)((const u8 *)r + off)) < val)
+			return false;
+	}
+	return true;
+}
+
+#define SP_ROW_OFF(f)	offsetof(struct sp_row_hdr, f)
+
+static int sp_vc_fail(struct sp_vc *vc, const struct sp_vc_ops *ops, void *ctx,
+		      const char *why)
+{
+	vc->phase = SP_VC_FAILED;
+	vc->fail_why = why;
+	ops->fail(ctx, why);
+	return 1;
+}
+
+/* The leader: propose, or commit what every survivor echoed. */
+static int sp_vc_lead(struct sp_vc *vc, struct sp_row_hdr *mine,
+		      const struct sp_row_hdr *rows, const struct sp_vc_ops *ops,
+		      void *ctx, sp_mask_t alive)
+{
+	u64 next = vc->view + 1, term, best_term = 0;
+	sp_mask_t members;
+	int best = -1, ret;
+	u32 m;
+
+	if (rd(&mine->commit_view) == next ||
+	    !sp_vc_all(vc, mine, rows, alive, SP_ROW_OFF(wedged), vc->view))
+		return 0;
+	if (rd(&mine->prop_view) != next || vc->survivors != alive) {
+		/* a survivor holding an earlier leader's trim: the latest wins */
+		for (m = 0; m < vc->nconf; m++) {
+			const struct sp_row_hdr *r = row(vc, mine, rows, m);
+
+			if (sp_mask_has(alive, m) && rd(&r->echo_view) == next &&
+			    rd(&r->echo_term) > best_term) {
+				best = (int)m;
+				best_term = rd(&r->echo_term);
+			}
+		}
+		term = sp_vc_new_term(vc, mine, rows);
+		if (best >= 0) {
+			members = rd(&row(vc, mine, rows, best)->echo_members);
+			ret = ops->adopt_trim(ctx, best, next, best_term, term);
+		} else {
+			members = alive | vc->joins;
+			if (!sp_view_has_majority(vc->members, members,
+						  vc->two_member_override))
+				return sp_vc_fail(vc, ops, ctx,
+						  "no majority of the old view survives");
+			ret = ops->propose_trim(ctx, alive, next, term);
+		}
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret)
+			return sp_vc_fail(vc, ops, ctx, "cannot form the trim");
+		/* the trim is in my blocks: now announce it */
+		wr(vc, &mine->prop_view, next);
+		wr(vc, &mine->prop_term, term);
+		wr(vc, &mine->prop_members, members);
+		wr(vc, &mine->echo_view, next);
+		wr(vc, &mine->echo_term, term);
+		wr(vc, &mine->echo_members, members);
+		vc->survivors = alive;
+		return 1;
+	}
+	for (m = 0; m < vc->nconf; m++) {
+		const struct sp_row_hdr *r = row(vc, mine, rows, m);
+
+		if (sp_mask_has(alive, m) &&
+		    (rd(&r->echo_view) != next ||
+		     rd(&r->echo_term) != rd(&mine->prop_term)))
+			return 0;
+	}
+	wr(vc, &mine->commit_view, next);
+	wr(vc, &mine->commit_term, rd(&mine->prop_term));
+	wr(vc, &mine->commit_members, rd(&mine->prop_members));
+	return 1;
+}
+
+/* Echo my leader's proposal; learn a commit from anyone. */
+static int sp_vc_follow(struct sp_vc *vc, struct sp_row_hdr *mine,
+			const struct sp_row_hdr *rows, const struct sp_vc_ops *ops,
+			void *ctx, int leader)
+{
+	u64 next = vc->view + 1, term;
+	int ret;
+	u32 m;
+
+	for (m = 0; m < vc->nconf; m++) {
+		const struct sp_row_hdr *r = row(vc, mine, rows, m);
+
+		if (m == vc->me || rd(&r->commit_view) != next)
+			continue;
+		/* final: hold exactly the committed trim, then commit too */
+		term = rd(&r->commit_term);
+		if (rd(&mine->echo_term) != term || rd(&mine->echo_view) != next) {
+			ret = ops->adopt_trim(ctx, m, next, term, term);
+			if (ret == -EAGAIN)
+				return 0;
+			if (ret)
+				return sp_vc_fail(vc, ops, ctx,
+						  "the committed trim is not deliverable");
+			wr(vc, &mine->echo_view, next);
+			wr(vc, &mine->echo_term, term);
+			wr(vc, &mine->echo_members, rd(&r->commit_members));
+		}
+		wr(vc, &mine->commit_view, next);
+		wr(vc, &mine->commit_term, term);
+		wr(vc, &mine->commit_members, rd(&r->commit_members));
+		return 1;
+	}
+	if (leader < 0 || (u32)leader == vc->me)
+		return 0;
+	if (rd(&rows[leader].prop_view) != next)
+		return 0;
+	term = rd(&rows[leader].prop_term);
+	if (rd(&mine->echo_view) == next && rd(&mine->echo_term) == term)
+		return 0;
+	ret = ops->adopt_trim(ctx, leader, next, term, term);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret) {
+		/* a leader asking for what we lack is faulty: go past it */
+		vc->local_suspects |= 1ULL << leader;
+		return 1;
+	}
+	wr(vc, &mine->echo_view, next);
+	wr(vc, &mine->echo_term, term);
+	wr(vc, &mine->echo_members, rd(&rows[leader].prop_members));
+	return 1;
+}
+
+/* A joining member: wait for a commit that lets it in. */
+static int sp_vc_join(struct sp_vc *vc, struct sp_row_hdr *mine,
+		      const struct sp_row_hdr *rows)
+{
+	u32 m;
+
+	for (m = 0; m < vc->nconf; m++) {
+		u64 cv = rd(&rows[m].commit_view);
+		sp_mask_t cm = rd(&rows[m].commit_members);
+
+		if (m == vc->me || !cv || !sp_mask_has(cm, vc->me) ||
+		    rd(&rows[m].view_id) != cv - 1)
+			continue;
+		vc->view = cv - 1;
+		vc->next_view = cv;
+		vc->next_members = cm;
+		wr(vc, &mine->commit_view, cv);
+		wr(vc, &mine->commit_term, rd(&rows[m].commit_term));
+		wr(vc, &mine->commit_members, cm);
+		wr(vc, &mine->drained, cv);	/* it wrote nothing in the old view */
+		vc->phase = SP_VC_DRAINED;
+		return 1;
+	}
+	return 0;
+}
+
+/**
+ * sp_vc_step - one step of the view change, on every pass
+ * @vc: state
+ * @mine: my row header (written here; the owner pushes it when row_ver
+ *	changes, after my blocks)
+ * @rows: every configured member's row header as last received and
+ *	checked with sp_vc_row_check() (my own entry is not used)
+ * @ops: the owner's side
+ * @ctx: passed to @ops
+ *
+ * Return: non-zero when something moved.
+ */
+int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
+	       const struct sp_row_hdr *rows, const struct sp_vc_ops *ops,
+	       void *ctx)
+{
+	sp_mask_t alive, stay;
+	int work = 0, leader, ret;
+
+	if (vc->phase == SP_VC_FAILED)
+		return 0;
+	if (vc->phase == SP_VC_JOINING)
+		return sp_vc_join(vc, mine, rows);
+	/* suspicions travel in every phase: a member may die mid-change */
+	sp_vc_gossip(vc, rows);
+	wr(vc, &mine->suspects, vc->suspects);
+	wr(vc, &mine->joins, vc->joins);
+	switch (vc->phase) {
+	case SP_VC_NORMAL:
+	case SP_VC_WEDGED:
+		if (vc->phase == SP_VC_NORMAL) {
+			if (!vc->suspects && !vc->joins)
+				return 0;
+			vc->phase = SP_VC_WEDGED;
+			ops->wedge(ctx);
+			wr(vc, &mine->wedged, vc->view);
+			work = 1;
+		}
+		alive = vc->members & ~vc->suspects;
+		leader = sp_mask_first(alive);
+		/* anyone can see a minority: nobody waits on it */
+		if (!sp_view_has_majority(vc->members, alive, vc->two_member_override))
+			return sp_vc_fail(vc, ops, ctx, "no majority of the old view survives");
+		if (leader >= 0 && (u32)leader == vc->me)
+			work |= sp_vc_lead(vc, mine, rows, ops, ctx, alive);
+		if (vc->phase == SP_VC_FAILED)
+			return 1;
+		work |= sp_vc_follow(vc, mine, rows, ops, ctx, leader);
+		if (rd(&mine->commit_view) != vc->view + 1 || vc->phase == SP_VC_FAILED)
+			return work;
+		vc->next_view = vc->view + 1;
+		vc->next_members = rd(&mine->commit_members);
+		vc->phase = SP_VC_COMMITTED;
+		fallthrough;
+	case SP_VC_COMMITTED:
+		ret = ops->apply_trim(ctx, vc->next_view, vc->next_members);
+		if (ret == -EAGAIN)
+			return 1;
+		if (!sp_mask_has(vc->next_members, vc->me))
+			return sp_vc_fail(vc, ops, ctx, "taken out of the group");
+		if (!ops->drain(ctx, vc->next_members))
+			return 1;
+		wr(vc, &mine->drained, vc->next_view);
+		vc->phase = SP_VC_DRAINED;
+		fallthrough;
+	case SP_VC_DRAINED:
+		stay = vc->next_members & ~(vc->local_suspects | vc->suspects);
+		if (!sp_vc_all(vc, mine, rows, stay, SP_ROW_OFF(drained), vc->next_view))
+			return 1;
+		ret = ops->reset(ctx, vc->next_view, vc->next_members);
+		if (ret == -EAGAIN)
+			return 1;
+		wr(vc, &mine->ready, vc->next_view);
+		vc->phase = SP_VC_READY;
+		fallthrough;
+	case SP_VC_READY:
+		stay = vc->next_members & ~(vc->local_suspects | vc->suspects);
+		if (!sp_vc_all(vc, mine, rows, stay, SP_ROW_OFF(ready), vc->next_view))
+			return 1;
+		vc->view = vc->next_view;
+		vc->members = vc->next_members;
+		/* who died during the change is suspected in the new view at once */
+		vc->suspects &= vc->members;
+		vc->joins = 0;
+		vc->survivors = 0;
+		vc->local_joins &= ~vc->members;
+		wr(vc, &mine->view_id, vc->view);
+		wr(vc, &mine->view_members, vc->members);
+		wr(vc, &mine->suspects, vc->suspects);
+		wr(vc, &mine->joins, 0);
+		vc->phase = SP_VC_NORMAL;
+		ops->install(ctx, vc->view, vc->members);
+		return 1;
+	case SP_VC_JOINING:
+	case SP_VC_FAILED:
+		break;
+	}
+	return work;
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The view change state machine (kmod/proto/vc.c) on the simulated
+ * cluster: members killed at random moments (the leader among them, and
+ * the leader again during the change), a minority left, groups of two,
+ * and a killed member coming back.  Survivors must install the same view,
+ * agree on every message before and after its view record, and never take
+ * back what anyone delivered.
+ */
+#include "sim.h"
+#include "../ktap.h"
+
+#define SEEDS 24
+
+static const u32 senders[] = { 0, 1, 2, 3, 4, 5 };
+
+static int is_view(const struct sim_rec *r)
+{
+	return r->rank == SIM_VIEW_RANK;
+}
+
+/* a's and b's logs are equal, or (prefix) b's is a prefix of a's */
+static int same_log(const struct sim_node *a, const struct sim_node *b, int prefix)
+{
+	u64 k;
+
+	if (b->nlog > a->nlog || (!prefix && b->nlog != a->nlog))
+		return -1;
+	for (k = 0; k < b->nlog; k++)
+		if (memcmp(&a->log[k], &b->log[k], sizeof(a->log[k])))
+			return -1;
+	return 0;
+}
+
+/* the index of the view record of @view in @nd's log, or -1 */
+static long view_at(const struct sim_node *nd, u64 view)
+{
+	u64 k;
+
+	for (k = 0; k < nd->nlog; k++)
+		if (is_view(&nd->log[k]) && nd->log[k].index == view)
+			return (long)k;
+	return -1;
+}
+
+static void start(struct sim *s, u32 n, u64 seed, u32 per_sender)
+{
+	u32 i;
+
+	sim_init(s, n, senders, n, SP_MODE_ORDERED, 6, 24, seed);
+	sim_views(s, false);
+	for (i = 0; i < n; i++)
+		s->node[i].to_send = per_sender;
+}
+
+/*
+ * Kill @victim at a random moment; one random survivor notices.  The
+ * others install view 2 without it, agree with each other on everything
+ * (the view record included, at the same place), and the victim's log is
+ * a prefix of theirs: nothing it delivered is missing.
+ */
+static int one_killed(struct kt *_t, u32 n, u32 victim, u64 seed)
+{
+	static struct sim s;
+	u32 i, ref = victim ? 0 : 1, notice;
+	int ret = -1;
+
+	(void)_t;
+	start(&s, n, seed, 300);
+	if (sim_run(&s, 20 + (long)(seed * 37 % 400)) < 0)
+		goto out;
+	sim_kill(&s, victim);
+	do {
+		notice = sim_below(&s, n);
+	} while (notice == victim);
+	s.node[notice].vc.local_suspects |= 1ULL << victim;
+	if (sim_run(&s, 400000) < 0) {
+		TH_LOG("seed %llu: fault %d", (unsigned long long)seed, s.fault);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct sim_node *nd = &s.node[i];
+
+		if (i == victim)
+			continue;
+		if (nd->failed || nd->vc.view != 2 ||
+		    nd->vc.members != (((1ULL << n) - 1) & ~(1ULL << victim))) {
+			TH_LOG("seed %llu victim %u: node %u in view %llu members %#llx%s",
+			       (unsigned long long)seed, victim, i,
+			       (unsigned long long)nd->vc.view,
+			       (unsigned long long)nd->vc.members,
+			       nd->failed ? " (failed)" : "");
+			goto out;
+		}
+		if (same_log(&s.node[ref], nd, 0)) {
+			TH_LOG("seed %llu victim %u: node %u's log differs from node %u's",
+			       (unsigned long long)seed, victim, i, ref);
+			goto out;
+		}
+	}
+	if (view_at(&s.node[ref], 2) < 0) {
+		TH_LOG("no view record");
+		goto out;
+	}
+	if (same_log(&s.node[ref], &s.node[victim], 1)) {
+		TH_LOG("seed %llu: the victim delivered what survivors did not",
+		       (unsigned long long)seed);
+		goto out;
+	}
+	/* the survivors went on: messages after the view record */
+	if ((u64)view_at(&s.node[ref], 2) + 1 >= s.node[ref].nlog) {
+		TH_LOG("nothing delivered in view 2");
+		goto out;
+	}
+	ret = 0;
+out:
+	sim_free(&s);
+	return ret;
+}
+
+TEST(one_of_four_killed_view_two_agreed)
+{
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++)
+		ASSERT_EQ(one_killed(_t, 4, (u32)(seed % 4), seed), 0);
+}
+
+TEST(one_of_five_killed_view_two_agreed)
+{
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS / 2; seed++)
+		ASSERT_EQ(one_killed(_t, 5, (u32)((seed * 3) % 5), seed), 0);
+}
+
+/*
+ * The leader dies in the middle of the change; the next one finishes it:
+ * five members, 4 killed, then 0 (the first leader) a few rounds later.
+ */
+TEST(leader_dies_during_the_change)
+{
+	static struct sim s;
+	u64 seed;
+	u32 i;
+
+	for (seed = 1; seed <= SEEDS; seed++) {
+		start(&s, 5, seed, 300);
+		ASSERT_GE(sim_run(&s, 40 + (long)(seed * 13 % 200)), 0);
+		sim_kill(&s, 4);
+		s.node[2].vc.local_suspects |= 1ULL << 4;
+		ASSERT_GE(sim_run(&s, 1 + (long)(seed % 12)), 0);	/* mid-change */
+		sim_kill(&s, 0);
+		s.node[3].vc.local_suspects |= 1ULL << 0;
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		for (i = 1; i <= 3; i++) {
+			struct sim_node *nd = &s.node[i];
+
+			ASSERT_FALSE(nd->failed);
+			ASSERT_EQ(nd->vc.phase, SP_VC_NORMAL);
+			ASSERT_EQ(nd->vc.members, 0xe);		/* 1, 2, 3 */
+			ASSERT_EQ(same_log(&s.node[1], nd, 0), 0);
+		}
+		/* the dead: nothing they delivered is missing */
+		ASSERT_EQ(same_log(&s.node[1], &s.node[0], 1), 0);
+		ASSERT_EQ(same_log(&s.node[1], &s.node[4], 1), 0);
+		sim_free(&s);
+	}
+}
+
+/* Two of four die: no majority, the other two stop, agreeing so far. */
+TEST(minority_stops)
+{
+	static struct sim s;
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS / 2; seed++) {
+		start(&s, 4, seed, 200);
+		ASSERT_GE(sim_run(&s, 30 + (long)(seed * 11 % 150)), 0);
+		sim_kill(&s, 1);
+		sim_kill(&s, 3);
+		s.node[0].vc.local_suspects |= 0xa;
+		s.node[2].vc.local_suspects |= 0x2;
+		ASSERT_GE(sim_run(&s, 100000), 0);
+		EXPECT_TRUE(s.node[0].failed);
+		EXPECT_TRUE(s.node[2].failed);
+		EXPECT_EQ(s.node[0].vc.view, 1);
+		sim_free(&s);
+	}
+}
+
+/* Two members, one dies: the survivor stops unless told otherwise. */
+TEST(two_members_survivor_stops_by_default)
+{
+	static struct sim s;
+
+	start(&s, 2, 3, 100);
+	ASSERT_GE(sim_run(&s, 50), 0);
+	sim_kill(&s, 1);
+	s.node[0].vc.local_suspects |= 0x2;
+	ASSERT_GE(sim_run(&s, 100000), 0);
+	EXPECT_TRUE(s.node[0].failed);
+	sim_free(&s);
+}
+
+TEST(two_members_override_lets_the_lower_ranked_go_on)
+{
+	static struct sim s;
+
+	start(&s, 2, 3, 100);
+	s.node[0].vc.two_member_override = true;
+	s.node[1].vc.two_member_override = true;
+	ASSERT_GE(sim_run(&s, 50), 0);
+	sim_kill(&s, 1);
+	s.node[0].vc.local_suspects |= 0x2;
+	ASSERT_GE(sim_run(&s, 100000), 0);
+	EXPECT_FALSE(s.node[0].failed);
+	EXPECT_EQ(s.node[0].vc.view, 2);
+	EXPECT_EQ(s.node[0].vc.members, 0x1);
+	sim_free(&s);
+
+	/* but never the higher-ranked one */
+	start(&s, 2, 4, 100);
+	s.node[0].vc.two_member_override = true;
+	s.node[1].vc.two_member_override = true;
+	ASSERT_GE(sim_run(&s, 50), 0);
+	sim_kill(&s, 0);
+	s.node[1].vc.local_suspects |= 0x1;
+	ASSERT_GE(sim_run(&s, 100000), 0);
+	EXPECT_TRUE(s.node[1].failed);
+	sim_free(&s);
+}
+
+/*
+ * A killed member comes back: view 2 goes on without it, it asks to join,
+ * view 3 takes it in, in order with the messages; it delivers the messages
+ * of view 3 like everyone else.
+ */
+TEST(killed_member_rejoins)
+{
+	static struct sim s;
+	u64 seed;
+	u32 i;
+
+	for (seed = 1; seed <= SEEDS / 2; seed++) {
+		long v3;
+
+		start(&s, 4, seed, 200);
+		ASSERT_GE(sim_run(&s, 60 + (long)(seed * 7 % 100)), 0);
+		sim_kill(&s, 2);
+		s.node[0].vc.local_suspects |= 0x4;
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		ASSERT_EQ(s.node[0].vc.view, 2);
+		sim_restart(&s, 2);
+		for (i = 0; i < 4; i++)
+			s.node[i].to_send += 100;	/* sent after the join too */
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		for (i = 0; i < 4; i++) {
+			ASSERT_FALSE(s.node[i].failed);
+			ASSERT_EQ(s.node[i].vc.view, 3);
+			ASSERT_EQ(s.node[i].vc.members, 0xf);
+		}
+		ASSERT_EQ(same_log(&s.node[0], &s.node[1], 0), 0);
+		ASSERT_EQ(same_log(&s.node[0], &s.node[3], 0), 0);
+		/* the rejoined member's log: view 3's record, then what the others
+		 * delivered after theirs
+		 */
+		v3 = view_at(&s.node[0], 3);
+		ASSERT_GE(v3, 0);
+		ASSERT_GT(s.node[2].nlog, 1);
+		ASSERT_TRUE(is_view(&s.node[2].log[0]));
+		ASSERT_EQ(s.node[2].log[0].index, 3);
+		ASSERT_EQ(s.node[0].nlog - (u64)v3, s.node[2].nlog);
+		ASSERT_EQ(memcmp(&s.node[0].log[v3 + 1], &s.node[2].log[1],
+				 (s.node[2].nlog - 1) * sizeof(struct sim_rec)), 0);
+		sim_free(&s);
+	}
+}
