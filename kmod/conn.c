@@ -484,8 +484,12 @@ void spindle_peer_lost(struct spindle_peer *peer, const char *why)
 	struct spindle_group *g = peer->g;
 
 	spindle_set_state(peer, SPINDLE_PEER_FAILED);
-	if (!READ_ONCE(g->stopping))
-		spindle_group_fail(g, peer->idx, why);
+	if (READ_ONCE(g->stopping))
+		return;
+	if (READ_ONCE(g->vc_on))
+		spindle_member_lost(g, peer->idx, why);	/* a view change */
+	else
+		spindle_group_fail(g, peer->idx, why);	/* still forming */
 }
 
 /* A completion for the current QP that did not succeed: the QP is in error. */
@@ -1002,11 +1006,11 @@ int spindle_peer_init(struct spindle_group *g, u32 idx)
 		return -EIO;
 	}
 
-	/* block snapshots: one entry per send queue slot */
+	/* block and row snapshots: one entry per send queue slot */
 	for (s = 0; s < g->cfg.nsubgroups; s++)
 		max_block = max(max_block, sp_block_size(g->cfg.subgroups[s].nsenders));
-	peer->stage_entry = max_block;
-	peer->stage = spindle_region_alloc((size_t)SPINDLE_SQ_DEPTH * max_block);
+	peer->stage_entry = max(max_block, g->row_bytes);
+	peer->stage = spindle_region_alloc((size_t)SPINDLE_SQ_DEPTH * peer->stage_entry);
 	if (!peer->stage)
 		return -ENOMEM;
 	ret = spindle_region_dma_map(peer->stage, g->ibdev,

@@ -18,6 +18,7 @@
 static_assert((int)SPINDLE_CFG_E_GROUP_ID == (int)SP_CFG_E_GROUP_ID);
 static_assert((int)SPINDLE_CFG_E_GROUP_FLAGS == (int)SP_CFG_E_FLAGS);
 static_assert(SPINDLE_GROUP_BASELINE == SP_GROUP_BASELINE);
+static_assert(SPINDLE_GROUP_TWO_MEMBER_OVERRIDE == SP_GROUP_TWO_MEMBER_OVERRIDE);
 static_assert((int)SPINDLE_CFG_E_SG_SENDER == (int)SP_CFG_E_SG_SENDER);
 static_assert(SPINDLE_MAX_MEMBERS == SP_MAX_MEMBERS);
 static_assert(SPINDLE_MAX_SUBGROUPS == SP_MAX_SUBGROUPS);
@@ -242,7 +243,7 @@ static void spindle_fill_sg_info(struct spindle_sg *sg,
 	si->slot_size = e->slot_size;
 	si->nmembers = sg->cfg.nmembers;
 	si->nsenders = sg->cfg.nsenders;
-	si->my_rank = e->my_rank;
+	si->my_rank = sg->my_rank;
 	si->consumers = READ_ONCE(sg->nconsumers);
 	si->free_slots = sp_sg_free_slots(e);
 	si->in_flight = READ_ONCE(e->pay_pub) - READ_ONCE(e->pay_freed);
@@ -282,6 +283,8 @@ static int spindle_fill_info(struct spindle_group *g,
 	gi->fault_member = READ_ONCE(g->fault_member);
 	gi->busy_ns = READ_ONCE(g->busy_ns);
 	gi->idle_ns = READ_ONCE(g->idle_ns);
+	gi->view_id = READ_ONCE(g->view_id);
+	gi->view_members = (u32)READ_ONCE(g->view_members);
 	gi->nmembers = g->cfg.nmembers;
 	for (i = 0; gi->members && i < min(room_m, g->cfg.nmembers); i++) {
 		struct spindle_member_info mi = {};
@@ -328,7 +331,7 @@ long spindle_ctl_group_info(void __user *uarg)
 	ret = spindle_copy_arg(&gi, sizeof(gi), sizeof(gi), uarg);
 	if (ret)
 		return ret;
-	if (memchr_inv(gi.reserved, 0, sizeof(gi.reserved)) ||
+	if (gi.reserved || gi.view_id || gi.view_members ||
 	    (gi.members && !gi.member_info_size) ||
 	    (gi.subgroups && !gi.subgroup_info_size))
 		return -EINVAL;

@@ -46,7 +46,7 @@ static void spindle_cq_event(struct ib_cq *cq, void *ctx)
 }
 
 /* Tell every subgroup's waiters and consumers about a state change. */
-static void spindle_group_set_state(struct spindle_group *g, int state)
+void spindle_group_set_state(struct spindle_group *g, int state)
 {
 	u32 s;
 
@@ -109,6 +109,7 @@ void spindle_group_check_active(struct spindle_group *g)
 		if (i != g->me && READ_ONCE(g->peers[i]->state) != SPINDLE_PEER_READY)
 			return;
 	pr_info("group %u: all %u members connected\n", g->id, g->cfg.nmembers);
+	spindle_view_start(g);
 	spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
 }
 
@@ -163,6 +164,7 @@ static int spindle_sg_create(struct spindle_group *g, u32 s)
 	ret = sp_sg_init(&sg->eng, &g->cfg, s);
 	if (ret)
 		return ret;
+	spindle_sg_init_view(sg);
 	sg->batch = kvcalloc(sg->eng.log_size, sizeof(*sg->batch), GFP_KERNEL);
 	sg->descs = kvcalloc(sg->eng.log_size, sizeof(*sg->descs), GFP_KERNEL);
 	if (!sg->batch || !sg->descs)
@@ -240,6 +242,7 @@ static void spindle_group_free(struct spindle_group *g)
 	spindle_region_put(g->out_meta);
 	if (g->pd)
 		ib_dealloc_pd(g->pd);
+	spindle_view_free(g);
 	if (g->thread)
 		put_task_struct(g->thread);
 	kfree(g);
@@ -314,6 +317,9 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		if (i != g->me && !g->in_meta[i])
 			goto fail;
 	}
+	ret = spindle_view_init(g);
+	if (ret)
+		goto fail;
 	for (s = 0; s < cfg->nsubgroups; s++) {
 		if (sp_sg_member_pos(&cfg->subgroups[s], cfg->self_id) < 0)
 			continue;

@@ -15,7 +15,7 @@
 
 size_t spindle_producer_size(const struct spindle_sg *sg)
 {
-	if (sg->eng.my_rank < 0)
+	if (sg->my_rank < 0)
 		return 0;
 	return PAGE_ALIGN(sizeof(struct spindle_producer) +
 			  sg->cfg.window * sizeof(u32));
@@ -35,11 +35,11 @@ void spindle_producer_limit(struct spindle_sg *sg)
 {
 	u64 limit;
 
-	if (!sg->prod_reg)
+	if (!sg->prod_reg || sg->prod_stale)
 		return;
 	limit = sg->prod_tail;
 	if (spindle_sg_state(sg) == SPINDLE_GROUP_ACTIVE)
-		limit = sg->eng.pay_freed + sg->cfg.window;
+		limit = sg->pos_base + sg->eng.pay_freed + sg->cfg.window;
 	if (limit > sg->prod_limit) {
 		sg->prod_limit = limit;
 		WRITE_ONCE(spindle_prod_page(sg)->limit, limit);
@@ -70,19 +70,20 @@ int spindle_producer_take(struct spindle_sg *sg)
 	u64 tail, pos, first;
 	u32 n, len;
 
-	if (!sg->prod_reg || sg->prod_broken)
+	if (!sg->prod_reg || sg->prod_broken || sg->prod_stale || e->wedged)
 		return 0;
 	p = spindle_prod_page(sg);
 	/* pairs with the process's release store of tail */
 	tail = smp_load_acquire(&p->tail);
 	if (tail == sg->prod_tail)
 		return 0;
-	if (tail < sg->prod_tail || tail - e->pay_freed > e->window) {
+	if (tail < sg->prod_tail || tail - sg->pos_base - e->pay_freed > e->window) {
 		spindle_producer_break(sg, "tail", tail);
 		return 0;
 	}
-	n = sp_sg_reserve(e, (u32)(tail - sg->prod_tail), &first);
-	if (WARN_ON_ONCE(first != sg->prod_tail || first + n != tail)) {
+	tail -= sg->pos_base;		/* engine positions from here */
+	n = sp_sg_reserve(e, (u32)(tail - (sg->prod_tail - sg->pos_base)), &first);
+	if (WARN_ON_ONCE(first + sg->pos_base != sg->prod_tail || first + n != tail)) {
 		spindle_producer_break(sg, "tail", tail);
 		return 0;
 	}
@@ -103,8 +104,8 @@ int spindle_producer_take(struct spindle_sg *sg)
 			break;
 		}
 	}
-	sg->prod_tail = tail;
-	WRITE_ONCE(p->head, tail);
+	sg->prod_tail = tail + sg->pos_base;
+	WRITE_ONCE(p->head, sg->prod_tail);
 	return (int)n;
 }
 
@@ -134,7 +135,8 @@ int spindle_producer_attach(struct spindle_sg *sg, const void *owner)
 		sg->prod_reg = reg;
 		sg->prod_owner = owner;
 		sg->prod_broken = false;
-		sg->prod_tail = sg->eng.pay_reserved;
+		sg->prod_stale = false;
+		sg->prod_tail = sg->pos_base + sg->eng.pay_reserved;
 		sg->prod_limit = 0;
 		p->tail = sg->prod_tail;
 		p->head = sg->prod_tail;
@@ -199,4 +201,47 @@ bool spindle_producer_sleep(struct spindle_sg *sg, bool sleep)
 	}
 	spin_unlock(&sg->lock);
 	return more;
+}
+
+/**
+ * spindle_producer_reset - a view change voids what the page holds
+ * @sg: subgroup, its new engine in place; sg->lock held
+ *
+ * The page says SPINDLE_PRODUCER_STALE and its limit drops to 0, so that
+ * the process stops filling and asks (SPINDLE_IOC_WAKE) where to go on.
+ */
+void spindle_producer_reset(struct spindle_sg *sg)
+{
+	struct spindle_producer *p;
+
+	if (!sg->prod_reg)
+		return;
+	p = spindle_prod_page(sg);
+	sg->prod_stale = true;
+	sg->prod_tail = sg->pos_base;
+	sg->prod_limit = 0;
+	WRITE_ONCE(p->limit, 0);
+	WRITE_ONCE(p->flags, READ_ONCE(p->flags) | SPINDLE_PRODUCER_STALE);
+}
+
+/**
+ * spindle_producer_resync - the process asks where to go on after a reset
+ * @sg: subgroup; sg->lock held, the caller is the page's owner
+ *
+ * Return: -ESTALE once after a reset (tail and head now say where), else 0.
+ */
+int spindle_producer_resync(struct spindle_sg *sg)
+{
+	struct spindle_producer *p;
+
+	if (!sg->prod_reg || !sg->prod_stale)
+		return 0;
+	p = spindle_prod_page(sg);
+	WRITE_ONCE(p->head, sg->prod_tail);
+	/* pairs with the process's acquire of tail after ESTALE */
+	smp_store_release(&p->tail, sg->prod_tail);
+	sg->prod_stale = false;
+	WRITE_ONCE(p->flags, READ_ONCE(p->flags) & ~SPINDLE_PRODUCER_STALE);
+	spindle_producer_limit(sg);
+	return -ESTALE;
 }

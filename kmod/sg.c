@@ -79,7 +79,7 @@ void spindle_sg_attr(struct spindle_sg *sg, struct spindle_sg_attr *attr)
 	attr->max_msg = sg->cfg.max_msg;
 	attr->nmembers = sg->cfg.nmembers;
 	attr->nsenders = sg->cfg.nsenders;
-	attr->my_rank = sg->eng.my_rank;
+	attr->my_rank = sg->my_rank;
 	attr->state = spindle_sg_state(sg);
 }
 EXPORT_SYMBOL_GPL(spindle_sg_attr);
@@ -104,6 +104,7 @@ int spindle_state_errno(int state)
 	case SPINDLE_GROUP_ACTIVE:
 		return 0;
 	case SPINDLE_GROUP_CONNECTING:
+	case SPINDLE_GROUP_VIEW_CHANGE:
 		return -EAGAIN;
 	case SPINDLE_GROUP_FAILED:
 		return -EIO;
@@ -112,11 +113,27 @@ int spindle_state_errno(int state)
 	}
 }
 
+/*
+ * May a reservation at user position @pos be marked?  Marking goes on
+ * while views change (the engine holds it back); sg->lock held.
+ */
+int spindle_mark_errno(struct spindle_sg *sg, u64 pos)
+{
+	int state = spindle_sg_state(sg);
+
+	if (state == SPINDLE_GROUP_FAILED)
+		return -EIO;
+	if (state != SPINDLE_GROUP_ACTIVE && state != SPINDLE_GROUP_VIEW_CHANGE)
+		return -ENOTCONN;
+	return pos < sg->pos_base ? -ESTALE : 0;
+}
+
 static bool spindle_can_reserve(struct spindle_sg *sg)
 {
 	int state = spindle_sg_state(sg);
 
 	return state != SPINDLE_GROUP_CONNECTING &&
+	       state != SPINDLE_GROUP_VIEW_CHANGE &&
 	       (state != SPINDLE_GROUP_ACTIVE || sp_sg_free_slots(&sg->eng));
 }
 
@@ -129,7 +146,8 @@ static bool spindle_can_reserve(struct spindle_sg *sg)
  *	up; 0 never waits
  *
  * Slots are published in reservation order: every slot reserved must be
- * passed to spindle_mark_ready() or spindle_void().
+ * passed to spindle_mark_ready() or spindle_void().  A view change voids
+ * reservations (those calls then say -ESTALE); positions go on growing.
  * Context: process context; may sleep when @timeout is non-zero.
  * Return: slots reserved (> 0), or -EPERM (this node does not send here),
  * -EINVAL, -EAGAIN (none free, @timeout 0), -ETIMEDOUT, -ERESTARTSYS,
@@ -141,7 +159,7 @@ int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first, long timeout)
 	unsigned long deadline = jiffies + timeout;
 	int ret;
 
-	if (sg->eng.my_rank < 0)
+	if (sg->my_rank < 0)
 		return -EPERM;
 	if (!want || want > sg->cfg.window)
 		return -EINVAL;
@@ -155,6 +173,8 @@ int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first, long timeout)
 			ret = -EBUSY;	/* the producer page owns the ring */
 		if (!ret)
 			n = sp_sg_reserve(&sg->eng, want, first);
+		if (n)
+			*first += sg->pos_base;
 		spin_unlock(&sg->lock);
 		if (n)
 			return n;
@@ -182,8 +202,8 @@ EXPORT_SYMBOL_GPL(spindle_reserve);
  */
 void *spindle_slot(struct spindle_sg *sg, u64 pos)
 {
-	return sg->pay[sg->eng.my_rank]->vaddr +
-	       sp_sg_payload_offset(&sg->eng, pos);
+	return sg->pay[sg->my_rank]->vaddr +
+	       (pos % sg->cfg.window) * sg->eng.slot_size;
 }
 EXPORT_SYMBOL_GPL(spindle_slot);
 
@@ -194,16 +214,17 @@ EXPORT_SYMBOL_GPL(spindle_slot);
  * @len: message length, at most max_msg
  *
  * Context: any; does not sleep.
- * Return: 0, -EINVAL (not a reservation), -EMSGSIZE, -EIO or -ENOTCONN.
+ * Return: 0, -EINVAL (not a reservation), -ESTALE (a view change voided
+ * it), -EMSGSIZE, -EIO or -ENOTCONN.
  */
 int spindle_mark_ready(struct spindle_sg *sg, u64 pos, u32 len)
 {
 	int ret;
 
 	spin_lock(&sg->lock);
-	ret = spindle_state_errno(spindle_sg_state(sg));
+	ret = spindle_mark_errno(sg, pos);
 	if (!ret)
-		ret = sp_sg_mark_ready(&sg->eng, pos, len);
+		ret = sp_sg_mark_ready(&sg->eng, pos - sg->pos_base, len);
 	if (!ret && sg->g)
 		spindle_ring_doorbell(sg->g);
 	spin_unlock(&sg->lock);
@@ -217,14 +238,14 @@ EXPORT_SYMBOL_GPL(spindle_mark_ready);
  * @pos: the slot's position
  *
  * Context: any; does not sleep.
- * Return: 0 or -EINVAL.
+ * Return: 0, -EINVAL or -ESTALE (a view change voided it).
  */
 int spindle_void(struct spindle_sg *sg, u64 pos)
 {
 	int ret;
 
 	spin_lock(&sg->lock);
-	ret = sp_sg_void(&sg->eng, pos);
+	ret = pos < sg->pos_base ? -ESTALE : sp_sg_void(&sg->eng, pos - sg->pos_base);
 	if (!ret && sg->g)
 		spindle_ring_doorbell(sg->g);
 	spin_unlock(&sg->lock);

@@ -53,7 +53,7 @@ struct spindle_file {
 	u32 qcap;
 	u64 qhead;
 	u64 qtail;
-	u32 held;			/* taken by the last RECV, unreleased */
+	u32 held;			/* messages taken by the last RECV, unreleased */
 
 	/* reservations of this file, oldest first */
 	struct mutex send_lock;
@@ -61,6 +61,7 @@ struct spindle_file {
 	u32 res_head;
 	u32 res_n;			/* ranges */
 	u32 pending;			/* slots */
+	u64 gen;			/* sg->view_gen they were made in */
 };
 
 static u64 spindle_ring_offset(u32 rank)
@@ -97,6 +98,29 @@ static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
 	wake_up_interruptible(&f->sg->recv_wq);
 }
 
+/* Consumer callback: a view record, in its place in the stream. */
+static void spindle_file_view(struct spindle_consumer *c, void *priv,
+			      const struct spindle_view_rec *v)
+{
+	struct spindle_file *f = priv;
+	u64 tail = f->qtail;
+	struct spindle_desc *d;
+
+	if (WARN_ON_ONCE(tail - READ_ONCE(f->qhead) >= f->qcap))
+		return;
+	d = &f->q[tail % f->qcap];
+	memset(d, 0, sizeof(*d));
+	d->seq = v->view_id;
+	d->index = v->members;
+	d->offset = v->own_delivered;
+	d->len = v->nmembers;
+	d->rank = 0xffff;
+	d->flags = SPINDLE_DESC_VIEW;
+	/* the record is written before the tail that publishes it */
+	smp_store_release(&f->qtail, tail + 1);
+	wake_up_interruptible(&f->sg->recv_wq);
+}
+
 static void spindle_file_state(struct spindle_consumer *c, void *priv, int state)
 {
 	struct spindle_file *f = priv;
@@ -107,6 +131,7 @@ static void spindle_file_state(struct spindle_consumer *c, void *priv, int state
 static const struct spindle_consumer_ops spindle_file_ops = {
 	.deliver = spindle_file_deliver,
 	.state_change = spindle_file_state,
+	.view = spindle_file_view,
 };
 
 static u64 spindle_res_pop(struct spindle_file *f);
@@ -134,7 +159,7 @@ static int spindle_open(struct inode *inode, struct file *file)
 	f->sg = sg;
 	mutex_init(&f->recv_lock);
 	mutex_init(&f->send_lock);
-	if (file->f_mode & FMODE_WRITE && sg->eng.my_rank >= 0) {
+	if (file->f_mode & FMODE_WRITE && sg->my_rank >= 0) {
 		f->res = kvcalloc(sg->cfg.window, sizeof(*f->res), GFP_KERNEL);
 		if (!f->res)
 			goto free;
@@ -189,13 +214,13 @@ static long spindle_ioc_info(struct spindle_file *f, void __user *uarg)
 	info.slot_size = sg->eng.slot_size;
 	info.nmembers = sg->cfg.nmembers;
 	info.nsenders = sg->cfg.nsenders;
-	info.my_rank = sg->eng.my_rank;
+	info.my_rank = sg->my_rank;
 	info.state = spindle_sg_state(sg);
 	info.producer_size = spindle_producer_size(sg);
 	for (r = 0; info.rings && r < min(room, sg->cfg.nsenders); r++) {
 		memset(&ri, 0, sizeof(ri));
 		ri.member_id = sg->rank_id[r];
-		ri.flags = (s32)r == sg->eng.my_rank ? SPINDLE_RING_WRITABLE : 0;
+		ri.flags = (s32)r == sg->my_rank ? SPINDLE_RING_WRITABLE : 0;
 		ri.mmap_offset = spindle_ring_offset(r);
 		ri.mmap_size = sg->pay[r]->size;
 		if (copy_to_user(u64_to_user_ptr(info.rings) + r * sizeof(ri),
@@ -245,14 +270,16 @@ static int spindle_mark(struct spindle_file *f, const u32 *lens, u32 count)
 		if (lens[i] != SPINDLE_LEN_VOID && lens[i] > sg->cfg.max_msg)
 			return -EMSGSIZE;
 	spin_lock(&sg->lock);
-	ret = spindle_state_errno(spindle_sg_state(sg));
+	ret = spindle_mark_errno(sg, 0);
+	if (ret == -ESTALE)
+		ret = 0;
 	for (i = 0; !ret && i < count; i++) {
 		u64 pos = spindle_res_pop(f);
 
 		if (lens[i] == SPINDLE_LEN_VOID)
-			ret = sp_sg_void(&sg->eng, pos);
+			ret = sp_sg_void(&sg->eng, pos - sg->pos_base);
 		else
-			ret = sp_sg_mark_ready(&sg->eng, pos, lens[i]);
+			ret = sp_sg_mark_ready(&sg->eng, pos - sg->pos_base, lens[i]);
 		WARN_ON_ONCE(ret);
 	}
 	if (sg->g)
@@ -277,12 +304,22 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 	if ((arg.flags & ~SPINDLE_SEND_NONBLOCK) || arg.reserved ||
 	    arg.reserved_count || arg.first || arg.pending)
 		return -EINVAL;
-	if (!(file->f_mode & FMODE_WRITE) || sg->eng.my_rank < 0)
+	if (!(file->f_mode & FMODE_WRITE) || sg->my_rank < 0)
 		return -EPERM;
 	if (arg.reserve > sg->cfg.window)
 		return -EINVAL;
 
 	mutex_lock(&f->send_lock);
+	if (f->pending && f->gen != READ_ONCE(sg->view_gen)) {
+		/* a view change voided them: the engine they were in is gone */
+		f->res_head = 0;
+		f->res_n = 0;
+		f->pending = 0;
+		if (arg.count) {
+			ret = -ESTALE;
+			goto out;
+		}
+	}
 	if (arg.count > f->pending) {
 		ret = -EINVAL;
 		goto out;
@@ -312,6 +349,8 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 			ret = n;
 			goto out;
 		}
+		if (!f->pending)
+			f->gen = READ_ONCE(sg->view_gen);
 		spindle_res_push(f, arg.first, n);
 		arg.reserved_count = n;
 	}
@@ -343,7 +382,7 @@ static int spindle_file_attach(struct spindle_file *f)
 {
 	struct spindle_consumer *c;
 
-	f->qcap = f->sg->eng.log_size;
+	f->qcap = f->sg->eng.log_size + 64;	/* and view records */
 	f->q = kvcalloc(f->qcap, sizeof(*f->q), GFP_KERNEL);
 	if (!f->q)
 		return -ENOMEM;
@@ -436,11 +475,14 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 		goto unlock;
 	}
 	f->qhead += n;
-	f->held = n;
+	f->held = 0;
+	for (part = 0; part < n; part++)	/* view records hold no slot */
+		if (!(f->q[(first + part) % f->qcap].flags & SPINDLE_DESC_VIEW))
+			f->held++;
 	atomic64_add(n, &sg->recv_msgs);
 	spindle_hist_inc(sg->hist_recv_call, n);
+	arg.count = n;
 done:
-	arg.count = f->held;
 	arg.pending = spindle_queued(f);
 	if (ret != -EFAULT && copy_to_user(uarg, &arg, sizeof(arg)))
 		ret = -EFAULT;
@@ -460,7 +502,9 @@ static long spindle_ioc_wake(struct spindle_file *f)
 		ret = -EINVAL;
 	else if (sg->prod_broken)
 		ret = -EIO;
-	else if (sg->g)
+	else
+		ret = spindle_producer_resync(sg);
+	if (!ret && sg->g)
 		spindle_ring_doorbell(sg->g);
 	spin_unlock(&sg->lock);
 	return ret;
@@ -493,7 +537,8 @@ static bool spindle_can_fill(struct spindle_file *f)
 
 	spin_lock(&sg->lock);
 	if (sg->prod_owner == f)	/* its own tail is only a hint here */
-		ok = READ_ONCE(((struct spindle_producer *)sg->prod_reg->vaddr)->tail) <
+		ok = sg->prod_stale ||
+		     READ_ONCE(((struct spindle_producer *)sg->prod_reg->vaddr)->tail) <
 		     sg->prod_limit;
 	else
 		ok = !sg->prod_owner && sp_sg_free_slots(&sg->eng);
@@ -587,7 +632,7 @@ static int spindle_mmap(struct file *file, struct vm_area_struct *vma)
 	reg = sg->pay[r];
 	if (len > reg->size || !(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	if ((s64)r != sg->eng.my_rank) {
+	if ((s64)r != sg->my_rank) {
 		/* another sender's ring: never writable, not even later */
 		if (vma->vm_flags & VM_WRITE)
 			return -EACCES;

@@ -44,6 +44,7 @@
 #include "proto/config.h"
 #include "proto/engine.h"
 #include "proto/layout.h"
+#include "proto/vc.h"
 
 #define SPINDLE_PROTO_VERSION	1
 #define SPINDLE_CM_MAGIC	0x53504e44	/* "SPND" */
@@ -158,6 +159,8 @@ struct spindle_peer {
 	u32 chain_cap;
 	u32 split_max;			/* most WRs one engine write becomes */
 	u64 blk_inflight[SP_MAX_SUBGROUPS];	/* sq position after a block push */
+	u64 row_sent;			/* g->row_gen last queued to it */
+	u64 row_vc_sent;		/* g->vc.row_ver last queued to it */
 
 	/* MRs: ours for writing from, its for writing into us */
 	struct spindle_mrset l_meta;
@@ -215,7 +218,22 @@ struct spindle_sg {
 	struct spindle_msg *batch;	/* [log_size], the kthread only */
 	struct sp_desc *descs;		/* [log_size], the kthread only */
 
-	struct spindle_region *pay[SP_MAX_MEMBERS];	/* by sender rank */
+	struct spindle_region *pay[SP_MAX_MEMBERS];	/* by configured rank */
+
+	/*
+	 * Views.  The engine is rebuilt for each view, with the members and
+	 * senders that remain; users see configured sender ranks, positions
+	 * and message numbers that go on across views (all under lock).
+	 */
+	s32 my_rank;			/* configured sender rank, or -1 */
+	u32 cfg_rank[SP_MAX_MEMBERS];	/* configured rank of each engine rank */
+	u64 pos_base;			/* user position of engine position 0 */
+	u64 idx_base[SP_MAX_MEMBERS];	/* by configured rank: index of 0 */
+	u64 seq_base;			/* ordered: seq of this view's first */
+	u64 view_gen;			/* bumped at each reset */
+	u64 view_done;			/* view whose record was delivered */
+	u64 own_delivered;		/* my data messages delivered, all views */
+	bool prod_stale;		/* a view change voided the page */
 
 	/* the producer page (producer.c), under lock */
 	struct spindle_region *prod_reg;
@@ -239,6 +257,7 @@ struct spindle_sg {
 
 int spindle_sg_state(struct spindle_sg *sg);
 int spindle_state_errno(int state);
+int spindle_mark_errno(struct spindle_sg *sg, u64 pos);
 void spindle_sg_kick(struct spindle_sg *sg);
 
 /* producer.c */
@@ -248,6 +267,8 @@ void spindle_producer_detach(struct spindle_sg *sg, const void *owner);
 int spindle_producer_take(struct spindle_sg *sg);
 void spindle_producer_limit(struct spindle_sg *sg);
 bool spindle_producer_sleep(struct spindle_sg *sg, bool sleep);
+void spindle_producer_reset(struct spindle_sg *sg);
+int spindle_producer_resync(struct spindle_sg *sg);
 
 /* sgdev.c */
 int spindle_sgdev_init(void);
@@ -286,6 +307,24 @@ struct spindle_group {
 	u64 busy_ns;
 	u64 idle_ns;
 	struct dentry *dbg;
+
+	/* views (view.c): the kthread only, unless said otherwise */
+	struct sp_vc vc;
+	bool vc_on;			/* running: the group was ACTIVE once */
+	u64 view_id;			/* for readers: READ_ONCE */
+	u64 view_members;
+	unsigned long lost;		/* bit i: member i's connection failed (any context) */
+	u32 row_bytes;			/* my row header and view area */
+	struct sp_row_hdr rows[SP_MAX_MEMBERS];	/* peers' rows, as accepted */
+	void *row_copy[SP_MAX_MEMBERS];	/* peers' rows and areas, as accepted */
+	void *row_tmp;
+	u64 hb_seen[SP_MAX_MEMBERS];
+	u64 hb_at[SP_MAX_MEMBERS];	/* ns: when its heartbeat last moved */
+	u64 hb_next;			/* ns: when mine moves next */
+	u64 row_gen;			/* bumped when my row or area changes */
+	u64 row_gen_vc;			/* vc.row_ver as of row_gen */
+	u64 row_csum_gen;		/* row_gen the checksum is of */
+	u64 change_start;		/* ns: the running view change began */
 };
 
 extern struct mutex spindle_groups_lock;
@@ -300,6 +339,7 @@ void spindle_group_fail(struct spindle_group *g, s32 member_idx,
 void spindle_group_remove_device(struct ib_device *ibdev);
 void spindle_ring_doorbell(struct spindle_group *g);
 void spindle_group_check_active(struct spindle_group *g);
+void spindle_group_set_state(struct spindle_group *g, int state);
 
 /* conn.c */
 int spindle_bind(struct spindle_group *g, struct sockaddr_storage *self);
@@ -324,6 +364,21 @@ u32 spindle_peer_room(const struct spindle_peer *peer);
 void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 			const struct sp_wr *w);
 int spindle_peer_flush(struct spindle_peer *peer);
+void spindle_peer_queue_row(struct spindle_peer *peer, bool bell);
+bool spindle_sg_deliver_upto(struct spindle_sg *sg, const u64 *trim);
+bool spindle_sg_deliver_view(struct spindle_sg *sg, struct spindle_view_rec *rec);
+bool spindle_sg_quiet(struct spindle_sg *sg);
+void spindle_sg_consumers_reset(struct spindle_sg *sg);
+
+/* view.c */
+int spindle_view_init(struct spindle_group *g);
+void spindle_view_free(struct spindle_group *g);
+void spindle_view_start(struct spindle_group *g);
+int spindle_view_pass(struct spindle_group *g);
+bool spindle_view_engines_run(const struct spindle_group *g);
+void spindle_view_push_rows(struct spindle_group *g);
+void spindle_member_lost(struct spindle_group *g, u32 idx, const char *why);
+void spindle_sg_init_view(struct spindle_sg *sg);
 
 /* debugfs.c */
 void spindle_debugfs_init(void);

@@ -47,17 +47,39 @@ struct spindle_msg {
 };
 
 /**
+ * struct spindle_view_rec - a view change, in order with the messages
+ * @view_id: the new view
+ * @members: its members: bit i for member i of the configuration
+ * @nmembers: how many
+ * @own_delivered: data messages this node sent in this subgroup that were
+ *	delivered, over all views: the first @own_delivered it sent (in the
+ *	order it marked them, voids aside); those after were dropped
+ */
+struct spindle_view_rec {
+	u64 view_id;
+	u64 members;
+	u32 nmembers;
+	u64 own_delivered;
+};
+
+/**
  * struct spindle_consumer_ops - what a consumer is told
  * @deliver: a batch of delivered messages, oldest first.  Called from the
  *	predicate kthread with a spinlock held: it must be fast and must not
  *	sleep.  It may call spindle_release().
- * @state_change: the group failed or went down (enum spindle_group_state);
- *	nothing more is delivered.  Same context rules as @deliver.
+ * @state_change: the group changes views, failed or went down (enum
+ *	spindle_group_state).  Same context rules as @deliver.
+ * @view: optional: a new view, after every message of the old one (every
+ *	message delivered before it was delivered at every member of the new
+ *	view).  Same context rules as @deliver.  Reservations made before it
+ *	are void: spindle_mark_ready() and spindle_void() say -ESTALE.
  */
 struct spindle_consumer_ops {
 	void (*deliver)(struct spindle_consumer *c, void *priv,
 			const struct spindle_msg *msgs, unsigned int n);
 	void (*state_change)(struct spindle_consumer *c, void *priv, int state);
+	void (*view)(struct spindle_consumer *c, void *priv,
+		     const struct spindle_view_rec *v);
 };
 
 /**

@@ -24,6 +24,8 @@
 #include <linux/module.h>
 
 #include "spindle.h"
+#include "proto/order.h"
+#include "proto/view.h"
 
 static unsigned int spin_us = 200;
 module_param(spin_us, uint, 0644);
@@ -67,6 +69,11 @@ static void spindle_signal(struct spindle_peer *peer, u32 i)
 	peer->chain[i].wr.wr_cqe = &sig->cqe;
 }
 
+static u32 spindle_queue_range(struct spindle_peer *peer,
+			       const struct spindle_mrset *lset, u64 loff,
+			       const struct spindle_rregion *rr, u64 roff, u32 len,
+			       bool bell, u32 imm);
+
 /**
  * spindle_peer_queue - append one engine write to a peer's chain
  * @peer: a READY peer
@@ -84,7 +91,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 	const struct sp_meta_layout *lay = &g->layout[g->me];
 	const struct spindle_rregion *rr;
 	const struct spindle_mrset *lset;
-	u32 s = sg->index, len = w->len;
+	u32 s = sg->index, len = w->len, n;
 	bool bell = w->kind == SP_WR_BLOCK;
 	u64 loff, roff;
 
@@ -113,6 +120,30 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 	}
 	}
 
+	n = spindle_queue_range(peer, lset, loff, rr, roff, len, bell, s);
+	sg->writes_posted += n;
+	sg->writes_kind[w->kind] += n;
+	sg->bytes_posted += len;
+	if (bell && n && spindle_coalesces(g)) {
+		/* its completion says when the next push may go */
+		if (!(peer->chain[peer->chain_len - 1].wr.send_flags & IB_SEND_SIGNALED))
+			spindle_signal(peer, peer->chain_len - 1);
+		peer->blk_inflight[s] = peer->sq_posted + peer->chain_len;
+	}
+}
+
+/*
+ * Append the writes of [loff, loff + len) of @lset to [roff, ...) of @rr,
+ * split at MR chunk boundaries; with @bell the last one carries @imm and
+ * rings the peer's doorbell.  Returns the writes queued.
+ */
+static u32 spindle_queue_range(struct spindle_peer *peer,
+			       const struct spindle_mrset *lset, u64 loff,
+			       const struct spindle_rregion *rr, u64 roff, u32 len,
+			       bool bell, u32 imm)
+{
+	u32 queued = 0;
+
 	while (len) {
 		u32 i = peer->chain_len, n, rkey = 0;
 		struct ib_sge *sge = &peer->chain_sge[i];
@@ -120,13 +151,13 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		u64 raddr = 0;
 
 		if (WARN_ON_ONCE(i >= peer->chain_cap))
-			return;
+			break;
 		n = spindle_mrset_sge(lset, loff, len, sge);
 		if (n)
 			n = spindle_rregion_addr(rr, roff, n, &raddr, &rkey);
 		if (WARN_ON_ONCE(!n)) {
-			spindle_group_fail(g, peer->idx, "write outside a region");
-			return;
+			spindle_member_lost(peer->g, peer->idx, "write outside a region");
+			break;
 		}
 		sge->length = n;
 		memset(wr, 0, sizeof(*wr));
@@ -134,7 +165,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		if (bell && n == len) {
 			/* the counters: ring the peer's doorbell as they land */
 			wr->wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
-			wr->wr.ex.imm_data = cpu_to_be32(s);
+			wr->wr.ex.imm_data = cpu_to_be32(imm);
 		}
 		wr->wr.sg_list = sge;
 		wr->wr.num_sge = 1;
@@ -147,16 +178,27 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		loff += n;
 		roff += n;
 		len -= n;
-		sg->writes_posted++;
-		sg->writes_kind[w->kind]++;
-		sg->bytes_posted += n;
+		queued++;
 	}
-	if (bell && spindle_coalesces(g)) {
-		/* its completion says when the next push may go */
-		if (!(peer->chain[peer->chain_len - 1].wr.send_flags & IB_SEND_SIGNALED))
-			spindle_signal(peer, peer->chain_len - 1);
-		peer->blk_inflight[s] = peer->sq_posted + peer->chain_len;
-	}
+	return queued;
+}
+
+/**
+ * spindle_peer_queue_row - append a push of my row header and view area
+ * @peer: a READY peer
+ * @bell: ring its doorbell (a view change; heartbeats need not)
+ *
+ * Staged like a block: what the NIC reads is the row of this moment.
+ */
+void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
+{
+	struct spindle_group *g = peer->g;
+	u64 loff = ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
+		   peer->stage_entry;
+
+	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
+	spindle_queue_range(peer, &peer->l_stage, loff, &peer->w_meta, 0,
+			    g->row_bytes, bell, U32_MAX);
 }
 
 /**
@@ -175,8 +217,8 @@ int spindle_peer_flush(struct spindle_peer *peer)
 		spindle_peer_post_bells(peer);
 	if (!n)
 		return 0;
-	/* when draining for teardown, every chain ends signaled */
-	if (READ_ONCE(peer->g->stopping) &&
+	/* when draining, for teardown or a view change, every chain ends signaled */
+	if ((READ_ONCE(peer->g->stopping) || peer->g->vc.phase != SP_VC_NORMAL) &&
 	    !(peer->chain[n - 1].wr.send_flags & IB_SEND_SIGNALED))
 		spindle_signal(peer, n - 1);
 	for (i = 0; i + 1 < n; i++)
@@ -212,6 +254,133 @@ static int spindle_poll_cq(struct spindle_group *g)
 	return total;
 }
 
+/* Give back what every consumer released (cons_lock held). */
+static void spindle_sg_floor(struct spindle_sg *sg)
+{
+	struct spindle_consumer *c;
+	u64 floor = U64_MAX;
+
+	if (list_empty(&sg->consumers))
+		return;
+	list_for_each_entry(c, &sg->consumers, node)
+		floor = min_t(u64, floor, atomic64_read(&c->released));
+	sp_sg_release(&sg->eng, floor);
+}
+
+/*
+ * Hand @n engine descriptors to every consumer, in the numbering users
+ * see: configured ranks, and indices and sequence numbers that go on
+ * across views (cons_lock held).
+ */
+static void spindle_sg_hand(struct spindle_sg *sg, u32 n)
+{
+	struct sp_sg *e = &sg->eng;
+	struct spindle_consumer *c;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		const struct sp_desc *d = &sg->descs[i];
+		struct spindle_msg *m = &sg->batch[i];
+		u32 r = sg->cfg_rank[d->rank];
+
+		m->index = sg->idx_base[r] + d->index;
+		m->seq = e->mode == SP_MODE_ORDERED ? sg->seq_base + d->seq :
+			 sp_seq(r, m->index, sg->cfg.nsenders);
+		m->offset = sp_sg_payload_offset(e, d->pay_pos);
+		m->data = sg->pay[r]->vaddr + m->offset;
+		m->len = d->len;
+		m->rank = r;
+		m->sender_id = sg->rank_id[r];
+		if ((s32)r == sg->my_rank)
+			sg->own_delivered++;
+	}
+	if (!n)
+		return;
+	list_for_each_entry(c, &sg->consumers, node) {
+		WRITE_ONCE(c->given, e->dl_descs);
+		c->ops->deliver(c, c->priv, sg->batch, n);
+	}
+}
+
+/**
+ * spindle_sg_deliver_upto - deliver what is left of a view, up to the trim
+ * @sg: subgroup, wedged
+ * @trim: per engine rank
+ *
+ * With no consumer, what is delivered is dropped at once.
+ * Return: whether everything up to the trim was delivered.
+ */
+bool spindle_sg_deliver_upto(struct spindle_sg *sg, const u64 *trim)
+{
+	struct sp_sg *e = &sg->eng;
+	bool done = true;
+	u32 n, r;
+
+	spin_lock(&sg->cons_lock);
+	do {
+		spindle_sg_floor(sg);
+		if (list_empty(&sg->consumers))
+			sp_sg_release(e, e->dl_descs);
+		n = sp_sg_deliver_trim(e, trim, sg->descs, e->log_size);
+		spindle_sg_hand(sg, n);
+		if (list_empty(&sg->consumers))
+			sp_sg_release(e, e->dl_descs);
+	} while (n);
+	for (r = 0; r < e->nsenders; r++)
+		if (e->rx[r].dl_idx < trim[r])
+			done = false;
+	spin_unlock(&sg->cons_lock);
+	return done;
+}
+
+/**
+ * spindle_sg_deliver_view - tell every consumer of the new view
+ * @sg: subgroup, its old view delivered up to the trim
+ * @rec: the view; own_delivered is filled in here
+ *
+ * Return: true (consumers always take it).
+ */
+bool spindle_sg_deliver_view(struct spindle_sg *sg, struct spindle_view_rec *rec)
+{
+	struct spindle_consumer *c;
+
+	spin_lock(&sg->cons_lock);
+	rec->own_delivered = sg->own_delivered;
+	list_for_each_entry(c, &sg->consumers, node)
+		if (c->ops->view)
+			c->ops->view(c, c->priv, rec);
+	spin_unlock(&sg->cons_lock);
+	wake_up_all(&sg->recv_wq);
+	return true;
+}
+
+/* Has every consumer given back everything delivered to it? */
+bool spindle_sg_quiet(struct spindle_sg *sg)
+{
+	bool quiet;
+
+	spin_lock(&sg->cons_lock);
+	spindle_sg_floor(sg);
+	if (list_empty(&sg->consumers))
+		sp_sg_release(&sg->eng, sg->eng.dl_descs);
+	quiet = sg->eng.dl_descs == sg->eng.rel_descs;
+	spin_unlock(&sg->cons_lock);
+	return quiet;
+}
+
+/* A new engine counts descriptors from 0: so do its consumers. */
+void spindle_sg_consumers_reset(struct spindle_sg *sg)
+{
+	struct spindle_consumer *c;
+
+	spin_lock(&sg->cons_lock);
+	list_for_each_entry(c, &sg->consumers, node) {
+		WRITE_ONCE(c->given, 0);
+		atomic64_set(&c->released, 0);
+	}
+	spin_unlock(&sg->cons_lock);
+}
+
 /*
  * Hand up to @max messages to every consumer; with none, data waits and
  * nulls pass.  Returns whether anything moved.
@@ -219,10 +388,11 @@ static int spindle_poll_cq(struct spindle_group *g)
 static int spindle_sg_deliver(struct spindle_sg *sg, u32 max)
 {
 	struct sp_sg *e = &sg->eng;
-	struct spindle_consumer *c;
-	u64 floor = U64_MAX, before = e->rel_descs;
-	u32 n, i;
+	u64 before = e->rel_descs;
+	u32 n;
 
+	if (e->wedged)		/* the trim decides what is left */
+		return 0;
 	spin_lock(&sg->cons_lock);
 	if (list_empty(&sg->consumers)) {
 		/*
@@ -236,28 +406,9 @@ static int spindle_sg_deliver(struct spindle_sg *sg, u32 max)
 		spin_unlock(&sg->cons_lock);
 		return e->rel_descs != before || e->dl_passed != passed;
 	}
-	list_for_each_entry(c, &sg->consumers, node)
-		floor = min_t(u64, floor, atomic64_read(&c->released));
-	sp_sg_release(e, floor);
+	spindle_sg_floor(sg);
 	n = sp_sg_deliver(e, sg->descs, max);
-	for (i = 0; i < n; i++) {
-		const struct sp_desc *d = &sg->descs[i];
-		struct spindle_msg *m = &sg->batch[i];
-
-		m->seq = d->seq;
-		m->index = d->index;
-		m->offset = sp_sg_payload_offset(e, d->pay_pos);
-		m->data = sg->pay[d->rank]->vaddr + m->offset;
-		m->len = d->len;
-		m->rank = d->rank;
-		m->sender_id = sg->rank_id[d->rank];
-	}
-	if (n) {
-		list_for_each_entry(c, &sg->consumers, node) {
-			WRITE_ONCE(c->given, e->dl_descs);
-			c->ops->deliver(c, c->priv, sg->batch, n);
-		}
-	}
+	spindle_sg_hand(sg, n);
 	spin_unlock(&sg->cons_lock);
 	return n + (e->rel_descs != before);
 }
@@ -336,7 +487,7 @@ static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *
 		work += step;
 	} while (step && work < 256);
 	if (e->fault_member >= 0 && !failed)
-		spindle_group_fail(g, sg->member_idx[e->fault_member], e->fault_what);
+		spindle_member_lost(g, sg->member_idx[e->fault_member], e->fault_what);
 	return work;
 }
 
@@ -362,8 +513,7 @@ static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
 			pr_warn_ratelimited("group %u subgroup %u: member %u wrote an invalid %s: treating it as failed\n",
 					    g->id, sg->id, g->cfg.members[bad].id,
 					    e->fault_what);
-			spindle_group_fail(g, bad, e->fault_what);
-			failed = true;
+			spindle_member_lost(g, bad, e->fault_what);
 		} else {
 			work += ret;
 		}
@@ -408,12 +558,15 @@ static int spindle_pass(struct spindle_group *g)
 		spindle_group_check_active(g);
 		return work;
 	}
-	if (state != SPINDLE_GROUP_ACTIVE && state != SPINDLE_GROUP_FAILED)
+	if (state != SPINDLE_GROUP_ACTIVE && state != SPINDLE_GROUP_FAILED &&
+	    state != SPINDLE_GROUP_VIEW_CHANGE)
 		return work;
-	for (s = 0; s < g->cfg.nsubgroups; s++)
+	work += spindle_view_pass(g);
+	for (s = 0; s < g->cfg.nsubgroups && spindle_view_engines_run(g); s++)
 		if (g->sgs[s])
 			work += spindle_sg_pass(g, g->sgs[s],
-						state == SPINDLE_GROUP_FAILED);
+						READ_ONCE(g->state) == SPINDLE_GROUP_FAILED);
+	spindle_view_push_rows(g);
 	for (i = 0; i < g->cfg.nmembers; i++)
 		if (i != g->me && spindle_peer_ready(g->peers[i]))
 			spindle_peer_flush(g->peers[i]);

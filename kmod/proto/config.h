@@ -44,7 +44,8 @@ struct sp_sg_cfg {
 
 /* Group flags (uapi: SPINDLE_GROUP_*). */
 #define SP_GROUP_BASELINE	0x1	/* pre-Spindle behaviour, for comparison */
-#define SP_GROUP_FLAGS		SP_GROUP_BASELINE
+#define SP_GROUP_TWO_MEMBER_OVERRIDE	0x2	/* see the uapi header */
+#define SP_GROUP_FLAGS		(SP_GROUP_BASELINE | SP_GROUP_TWO_MEMBER_OVERRIDE)
 
 struct sp_group_cfg {
 	u32 group_id;

@@ -16,9 +16,16 @@ void sp_meta_layout(const struct sp_group_cfg *cfg, u32 member_id,
 	u32 s;
 
 	for (s = 0; s < SP_MAX_SUBGROUPS; s++) {
+		lay->area_off[s] = SP_NO_OFFSET;
 		lay->block_off[s] = SP_NO_OFFSET;
 		lay->hdr_off[s] = SP_NO_OFFSET;
 	}
+	for (s = 0; s < cfg->nsubgroups; s++) {
+		lay->area_off[s] = off;
+		off += sp_area_entry_size(cfg->subgroups[s].nsenders);
+	}
+	off = ALIGN(off, 64);
+	lay->row_bytes = off;
 	for (s = 0; s < cfg->nsubgroups; s++) {
 		const struct sp_sg_cfg *sg = &cfg->subgroups[s];
 

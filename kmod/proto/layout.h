@@ -40,12 +40,36 @@ struct sp_row_hdr {
 	__le64 commit_members;
 	__le64 drained;		/* view whose old writes of its are all done */
 	__le64 ready;		/* view it has reset for and takes writes of */
-	__le64 reserved[13];
+	__le64 csum;		/* crc32 of the row and view area, this field 0 */
+	__le64 reserved[12];
 };
 
 #define SP_ROW_HDR_SIZE	256
 
+/*
+ * The view area follows the row header and goes out with it, to every
+ * peer: per subgroup (configured index), what the view change needs of
+ * every member, members of that subgroup or not.
+ *
+ *   snap_view, received[nsenders]	my received counts, as I wedged in
+ *					snap_view (0: not a member)
+ *   trim_view, trim_term, trim[nsenders]	the trim I proposed or hold
+ */
+static inline u32 sp_area_entry_size(u32 nsenders)
+{
+	return 8 * (3 + 2 * nsenders);
+}
+
+struct sp_area_entry {
+	__le64 snap_view;
+	__le64 trim_view;
+	__le64 trim_term;
+	__le64 v[];		/* received[nsenders], trim[nsenders] */
+};
+
 struct sp_meta_layout {
+	u32 area_off[SP_MAX_SUBGROUPS];		/* every subgroup */
+	u32 row_bytes;				/* row header and view area */
 	u32 block_off[SP_MAX_SUBGROUPS];	/* SP_NO_OFFSET if not a member */
 	u32 hdr_off[SP_MAX_SUBGROUPS];		/* SP_NO_OFFSET if not a sender */
 	u32 size;				/* whole pages */

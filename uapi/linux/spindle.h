@@ -111,6 +111,14 @@ enum spindle_cfg_err {
  * and delivered, no null-sends, writes posted under the subgroup lock.
  */
 #define SPINDLE_GROUP_BASELINE	0x1
+/*
+ * SPINDLE_GROUP_TWO_MEMBER_OVERRIDE: in a view of two members, when one
+ * fails the lower-ranked survivor goes on alone (by default it stops: one
+ * of two is no majority).  The risk: if the "failure" was a partition,
+ * both sides may go on, each believing the other dead, and their histories
+ * diverge.  Use it only where a partition cannot happen or does not matter.
+ */
+#define SPINDLE_GROUP_TWO_MEMBER_OVERRIDE	0x2
 
 /* ---- /dev/spindle_ctl ---- */
 
@@ -222,7 +230,8 @@ enum spindle_group_state {
 	SPINDLE_GROUP_CONNECTING = 1,	/* waiting for every peer */
 	SPINDLE_GROUP_ACTIVE = 2,	/* all connected, multicast running */
 	SPINDLE_GROUP_FAILED = 3,	/* a peer failed or left: no more sends */
-	SPINDLE_GROUP_DOWN = 4		/* torn down */
+	SPINDLE_GROUP_DOWN = 4,		/* torn down */
+	SPINDLE_GROUP_VIEW_CHANGE = 5	/* a member failed: changing views */
 };
 
 enum spindle_peer_state {
@@ -338,6 +347,8 @@ struct spindle_subgroup_info {
  * @fault_member: out: member whose writes were rejected, or -1
  * @busy_ns: out: time the predicate thread spent running passes
  * @idle_ns: out: time it spent parked
+ * @view_id: out: the installed view (1: the configured members)
+ * @view_members: out: its members, bit i for member i of @members
  * @reserved: must be zero
  */
 struct spindle_ctl_group_info {
@@ -355,7 +366,9 @@ struct spindle_ctl_group_info {
 	__aligned_u64 subgroups;
 	__u64 busy_ns;
 	__u64 idle_ns;
-	__u32 reserved[4];
+	__u64 view_id;
+	__u32 view_members;
+	__u32 reserved;
 };
 
 #define SPINDLE_CTL_VERSION	_IOWR(SPINDLE_IOC_MAGIC, 0x00, struct spindle_ctl_version)
@@ -388,6 +401,12 @@ struct spindle_ctl_group_info {
 #define SPINDLE_MMAP_PRODUCER		0
 #define SPINDLE_PRODUCER_NEED_WAKEUP	0x1
 #define SPINDLE_PRODUCER_BROKEN		0x2
+/*
+ * SPINDLE_PRODUCER_STALE: a view change voided what the page held and set
+ * limit to 0; SPINDLE_IOC_WAKE fails once with ESTALE after setting tail
+ * and head to the first position of the new view: read tail again.
+ */
+#define SPINDLE_PRODUCER_STALE		0x4
 
 struct spindle_producer {
 	__u64 tail;		/* process: positions before it are ready */
@@ -497,10 +516,27 @@ struct spindle_send {
  * @offset: byte offset of the message in the sender's ring mapping
  * @len: bytes
  * @rank: sender rank (which ring)
- * @flags: zero
+ * @flags: zero, or SPINDLE_DESC_VIEW
  * @sender_id: the sender's member id
  * @reserved: zero
+ *
+ * Sender ranks, ring offsets and message indices stay what they were
+ * across view changes: a sender's messages are numbered on from where the
+ * last view's trim left them, and @seq goes on growing.
+ *
+ * A view record (@flags SPINDLE_DESC_VIEW) comes in the stream where a view
+ * change falls: every message before it was delivered at every member of
+ * the new view, none after it belongs to the old one.  Its @seq is the new
+ * view id, @index its members (bit i: member i of the configuration, as
+ * SPINDLE_CTL_GROUP_INFO lists them), @len their number, @rank 0xffff, and
+ * @offset the number of data messages this node sent in this subgroup
+ * that were delivered, over all views: the first @offset it marked ready
+ * (voids aside) were; those after were dropped at the trim, and are the
+ * sender's to send again if they matter.  Reservations held across a view
+ * change are void: SEND says ESTALE and hands out fresh ones.
  */
+#define SPINDLE_DESC_VIEW	0x1
+
 struct spindle_desc {
 	__u64 seq;
 	__u64 index;

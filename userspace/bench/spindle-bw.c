@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -31,6 +32,9 @@ static uint64_t sent_msgs;
 static int use_producer = 1;
 static int copy_mode;
 static double run_seconds;
+/* across view changes: the receiver tells the sender */
+static volatile int own_end_seen;
+static volatile uint64_t views_seen;
 
 static void usage(FILE *f)
 {
@@ -83,8 +87,22 @@ static void *sender(void *arg)
 		}
 		if (len)
 			sent_msgs++;
-		if (run_seconds && !len)
-			break;
+		if (run_seconds && !len) {
+			/* a view change may drop our end marker: send it again */
+			uint64_t views = views_seen;
+
+			if (spindle_flush(h)) {
+				send_err = errno;
+				perror("spindle-bw: flush");
+				break;
+			}
+			while (!own_end_seen && bench_now() < deadline &&
+			       views == views_seen)
+				usleep(1000);
+			if (own_end_seen || bench_now() >= deadline)
+				break;
+			continue;
+		}
 		if (delayed)
 			bench_pause(&b.o);
 	}
@@ -95,6 +113,67 @@ static void *sender(void *arg)
 	t_last_commit = bench_now();
 	free(src);
 	return NULL;
+}
+
+/*
+ * After a view change a sender's messages past the trim were dropped: its
+ * next delivered one may come later in its sequence.  Find where.
+ */
+static int skip_dropped(const void *p, const struct spindle_desc *d, uint64_t *next)
+{
+	uint64_t j;
+
+	for (j = 1; j <= 8ULL * b.h.info.window + 64; j++) {
+		if (!bench_check(p, d->len, d->rank, *next + j)) {
+			*next += j;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Is this the sender's next message (or, after a view change, a later one)? */
+static int message_ok(const void *p, const struct spindle_desc *d, uint64_t *next,
+		      const uint8_t *resync)
+{
+	if (d->rank >= b.h.info.nsenders || d->len != b.o.size)
+		return 0;
+	if (!bench_check(p, d->len, d->rank, next[d->rank]))
+		return 1;
+	return resync[d->rank] && skip_dropped(p, d, &next[d->rank]);
+}
+
+/* A view record: log it; the senders that left will not end their runs. */
+static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
+			FILE *log, uint8_t *alive, const uint8_t *ended,
+			uint8_t *resync, uint32_t *live, uint32_t *ends)
+{
+	uint32_t r, i, first = 1;
+
+	views_seen++;
+	if (log) {
+		fprintf(log, "view %llu ", (unsigned long long)d->seq);
+		for (i = 0; i < b.cfg.nmembers && i < 64; i++) {
+			if (!((d->index >> i) & 1))
+				continue;
+			fprintf(log, "%s%u", first ? "" : ",", b.cfg.members[i].id);
+			first = 0;
+		}
+		fprintf(log, "\n");
+	}
+	for (r = 0; r < h->info.nsenders; r++) {
+		int in = 0;
+
+		for (i = 0; i < b.cfg.nmembers && i < 64; i++)
+			if (((d->index >> i) & 1) && b.cfg.members[i].id == h->rings[r].member_id)
+				in = 1;
+		if (alive[r] && !in) {
+			alive[r] = 0;
+			(*live)--;
+			*ends -= ended[r];
+		}
+		resync[r] = 1;
+	}
 }
 
 static void print_hist(const char *name, const __u64 *h)
@@ -131,7 +210,9 @@ int main(int argc, char **argv)
 	double t_first = 0, t_last = 0, deadline, secs;
 	struct spindle_subgroup_info si;
 	struct spindle_handle *h;
-	uint32_t ends = 0;
+	uint32_t ends = 0, live = 0, rk;
+	uint8_t ended[SPINDLE_MAX_MEMBERS] = { 0 }, resync[SPINDLE_MAX_MEMBERS] = { 0 };
+	uint8_t alive[SPINDLE_MAX_MEMBERS];
 	uint8_t *dst = NULL;
 	pthread_t th;
 	FILE *log = NULL;
@@ -203,8 +284,11 @@ int main(int argc, char **argv)
 		perror("spindle-bw: pthread_create");
 		return 1;
 	}
+	for (rk = 0; rk < h->info.nsenders; rk++)
+		alive[rk] = 1;
+	live = h->info.nsenders;
 	while (delivered < expected && bench_now() < deadline &&
-	       (!run_seconds || ends < h->info.nsenders)) {
+	       (!run_seconds || ends < live)) {
 		int n = spindle_recv(h, 1000), k;
 
 		if (n == -EAGAIN || n == -ETIMEDOUT || n == -EINTR)
@@ -219,24 +303,38 @@ int main(int argc, char **argv)
 			t_first = bench_now();
 		for (k = 0; k < n; k++) {
 			const struct spindle_desc *d = &h->descs[k];
-			const void *p = spindle_msg_data(h, d);
+			const void *p;
 
+			if (d->flags & SPINDLE_DESC_VIEW) {
+				view_record(h, d, log, alive, ended, resync, &live, &ends);
+				delivered--;	/* not a message */
+				continue;
+			}
+			p = spindle_msg_data(h, d);
 			if (copy_mode) {
 				memcpy(dst, p, d->len <= h->info.max_msg ? d->len : 0);
 				p = dst;
 			}
 			if (run_seconds && !d->len) {
-				ends++;
-			} else if (d->rank >= h->info.nsenders || d->len != b.o.size ||
-				   bench_check(p, d->len, d->rank, next[d->rank])) {
+				if (d->rank < SPINDLE_MAX_MEMBERS && !ended[d->rank]) {
+					ended[d->rank] = 1;
+					ends += alive[d->rank];
+				}
+				if ((int32_t)d->rank == h->info.my_rank)
+					own_end_seen = 1;
+				if (d->rank < SPINDLE_MAX_MEMBERS)
+					next[d->rank]--;	/* not data */
+			} else if (!message_ok(p, d, next, resync)) {
 				if (bad++ < 5)
 					fprintf(stderr, "spindle-bw: bad message seq %llu rank %u index %llu len %u (expected data #%" PRIu64 ")\n",
 						(unsigned long long)d->seq, d->rank,
 						(unsigned long long)d->index, d->len,
 						d->rank < SPINDLE_MAX_MEMBERS ? next[d->rank] : 0);
 			}
-			if (d->rank < SPINDLE_MAX_MEMBERS)
+			if (d->rank < SPINDLE_MAX_MEMBERS) {
 				next[d->rank]++;
+				resync[d->rank] = 0;
+			}
 			if (log)
 				fprintf(log, "%llu %u %llu %u %08x\n",
 					(unsigned long long)d->seq, d->rank,
@@ -256,7 +354,8 @@ int main(int argc, char **argv)
 		t_first = t_first_slot;
 	secs = t_last > t_first ? t_last - t_first : 0;
 	if (run_seconds)
-		delivered -= ends;
+		for (rk = 0; rk < h->info.nsenders; rk++)
+			delivered -= ended[rk];
 	printf("{\"tool\":\"spindle-bw\",\"node\":%u,\"nodes\":%u,\"senders\":%u,\"mode\":\"%s\","
 	       "\"baseline\":%d,\"producer\":%d,\"copy\":%d,\"size\":%u,\"window\":%u,"
 	       "\"messages_per_sender\":%" PRIu64 ",\"delivered\":%" PRIu64 ",\"expected\":%" PRIu64
@@ -297,6 +396,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spindle-bw: timed out: %" PRIu64 " of %" PRIu64 " delivered\n",
 			delivered, expected);
 	if (run_seconds)
-		return ends == h->info.nsenders && !bad && !send_err && !err ? 0 : 1;
+		return ends == live && !bad && !send_err && !err ? 0 : 1;
 	return delivered == expected && !bad && !send_err && !err ? 0 : 1;
 }

@@ -196,6 +196,12 @@ int spindle_cfg_parse_text(const char *text, struct spindle_cfg *cfg,
 				return fail(err, errlen, "line %u: baseline: expected 'yes' or 'no'", lineno);
 			cfg->flags = !strcmp(tok[1], "yes") ? cfg->flags | SPINDLE_GROUP_BASELINE :
 				     cfg->flags & ~SPINDLE_GROUP_BASELINE;
+		} else if (!strcmp(tok[0], "two_member_override")) {
+			if (nt != 2 || (strcmp(tok[1], "yes") && strcmp(tok[1], "no")))
+				return fail(err, errlen, "line %u: two_member_override: expected 'yes' or 'no'", lineno);
+			cfg->flags = !strcmp(tok[1], "yes") ?
+				     cfg->flags | SPINDLE_GROUP_TWO_MEMBER_OVERRIDE :
+				     cfg->flags & ~SPINDLE_GROUP_TWO_MEMBER_OVERRIDE;
 		} else if (!strcmp(tok[0], "self")) {
 			if (nt != 2 || (strcmp(tok[1], "auto") &&
 					(parse_u32(tok[1], &cfg->self_id) ||
@@ -418,6 +424,7 @@ const char *spindle_group_state_name(uint32_t state)
 	case SPINDLE_GROUP_ACTIVE: return "active";
 	case SPINDLE_GROUP_FAILED: return "failed";
 	case SPINDLE_GROUP_DOWN: return "down";
+	case SPINDLE_GROUP_VIEW_CHANGE: return "view-change";
 	default: return "unknown";
 	}
 }
@@ -577,6 +584,20 @@ int spindle_use_producer(struct spindle_handle *h)
 	return 0;
 }
 
+/*
+ * Producer page: a view change voided what the page held (its messages
+ * past the trim were dropped: the view record says how many of ours were
+ * delivered).  Go on from where the kernel says.
+ */
+static int producer_resync(struct spindle_handle *h)
+{
+	h->prod_tail = __atomic_load_n(&h->prod->tail, __ATOMIC_ACQUIRE);
+	h->prod_next = h->prod_tail;
+	h->prod_rung = h->prod_tail;
+	h->stale++;
+	return 0;
+}
+
 /* Producer page: ring the kernel's thread if it sleeps and there is news. */
 static int producer_ring(struct spindle_handle *h)
 {
@@ -588,7 +609,9 @@ static int producer_ring(struct spindle_handle *h)
 		return 0;
 	h->prod_rung = h->prod_tail;
 	h->wake_calls++;
-	return ioctl(h->fd, SPINDLE_IOC_WAKE) < 0 ? -errno : 0;
+	if (ioctl(h->fd, SPINDLE_IOC_WAKE) < 0)
+		return errno == ESTALE ? producer_resync(h) : -errno;
+	return 0;
 }
 
 /* Producer page: wait until position prod_next may be filled. */
@@ -598,9 +621,17 @@ static int producer_wait(struct spindle_handle *h, int timeout_ms)
 	int spins = 0;
 
 	while (__atomic_load_n(&h->prod->limit, __ATOMIC_ACQUIRE) <= h->prod_next) {
-		if (__atomic_load_n(&h->prod->flags, __ATOMIC_RELAXED) &
-		    SPINDLE_PRODUCER_BROKEN)
+		uint32_t flags = __atomic_load_n(&h->prod->flags, __ATOMIC_RELAXED);
+
+		if (flags & SPINDLE_PRODUCER_BROKEN)
 			return -EIO;
+		if (flags & SPINDLE_PRODUCER_STALE) {
+			h->wake_calls++;
+			if (ioctl(h->fd, SPINDLE_IOC_WAKE) == 0 || errno != ESTALE)
+				continue;
+			producer_resync(h);
+			continue;
+		}
 		if (++spins < 64)
 			continue;
 		if (spins == 64 && producer_ring(h))
@@ -630,6 +661,16 @@ static int send_call(struct spindle_handle *h, uint32_t want, int timeout_ms)
 	h->send_calls++;
 	if (ioctl(h->fd, SPINDLE_IOC_SEND, &s) < 0)
 		ret = -errno;
+	if (ret == -ESTALE) {
+		/* a view change voided our reservations and what we built in
+		 * them: start over with fresh ones
+		 */
+		h->ncommit = 0;
+		h->res_left = 0;
+		h->stale++;
+		s.count = 0;
+		ret = ioctl(h->fd, SPINDLE_IOC_SEND, &s) < 0 ? -errno : 0;
+	}
 	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT)
 		return ret;
 	h->ncommit = 0;		/* the marking part happened */

@@ -97,6 +97,7 @@ struct spindle_handle {
 	uint32_t *lens;				/* [window] */
 	uint64_t send_calls;
 	uint64_t wake_calls;
+	uint64_t stale;				/* view changes that voided sends */
 	/* the producer page, after spindle_use_producer() */
 	struct spindle_producer *prod;
 	uint32_t *prod_lens;

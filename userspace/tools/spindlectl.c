@@ -133,6 +133,10 @@ static void show_text(const struct spindle_group_status *st)
 	       spindle_group_state_name(gi->state), gi->self_id);
 	if (gi->fault_member >= 0)
 		printf(", failed member %d", gi->fault_member);
+	printf("\n  view %llu:", (unsigned long long)gi->view_id);
+	for (i = 0; i < gi->nmembers && i < 32; i++)
+		if (gi->view_members >> i & 1)
+			printf(" %u", st->members[i].id);
 	printf("\n");
 	for (i = 0; i < gi->nmembers; i++)
 		printf("  member %u %s %s connects %u\n", st->members[i].id,
@@ -166,10 +170,18 @@ static void show_json(const struct spindle_group_status *st)
 	const struct spindle_ctl_group_info *gi = &st->info;
 	char buf[80];
 	uint32_t i;
+	int first;
 
-	printf("{\"group\":%u,\"state\":\"%s\",\"self\":%u,\"fault_member\":%d,\"members\":[",
+	printf("{\"group\":%u,\"state\":\"%s\",\"self\":%u,\"fault_member\":%d,\"view\":{\"id\":%llu,\"members\":[",
 	       gi->group_id, spindle_group_state_name(gi->state), gi->self_id,
-	       gi->fault_member);
+	       gi->fault_member, (unsigned long long)gi->view_id);
+	for (i = 0, first = 1; i < gi->nmembers && i < 32; i++) {
+		if (!(gi->view_members >> i & 1))
+			continue;
+		printf("%s%u", first ? "" : ",", st->members[i].id);
+		first = 0;
+	}
+	printf("]},\"members\":[");
 	for (i = 0; i < gi->nmembers; i++)
 		printf("%s{\"id\":%u,\"addr\":\"%s\",\"state\":\"%s\",\"connects\":%u}",
 		       i ? "," : "", st->members[i].id,

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Views in the kernel: failure detection, and the owner's side of the view
+ * change that proto/vc.c runs (see vc.h for the phases).
+ *
+ * Every member's row header and view area (proto/layout.h) sit at the
+ * start of its meta region and go to every peer as one RDMA write, with a
+ * crc32: a copy taken while a write lands is seen as torn and taken again
+ * on a later pass; a whole copy that breaks the rules (a counter going
+ * back, a mask naming strangers) makes its writer a suspect.
+ *
+ * A member is suspected when its heartbeat stalls for suspect_ms, when a
+ * write to it fails or is flushed, or when rdma_cm reports it gone.  The
+ * survivors wedge, agree on the ragged trim of every subgroup (from the
+ * received counts each one put in its view area as it wedged), deliver up
+ * to it, abandon the QPs of the members that go, reset the subgroups'
+ * memory and engines for the new membership, and go on.  Users see
+ * configured sender ranks, positions and message numbers that go on across
+ * views, and a view record in the delivery stream where the change falls.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/crc32.h>
+#include <linux/slab.h>
+#include <linux/module.h>
+#include <linux/kthread.h>
+
+#include "spindle.h"
+#include "proto/view.h"
+
+static unsigned int heartbeat_ms = 100;
+module_param(heartbeat_ms, uint, 0644);
+MODULE_PARM_DESC(heartbeat_ms, "How often a member bumps and pushes its heartbeat, in milliseconds (default 100)");
+
+static unsigned int suspect_ms = 2000;
+module_param(suspect_ms, uint, 0644);
+MODULE_PARM_DESC(suspect_ms, "A member whose heartbeat stalls this long is suspected, in milliseconds (default 2000)");
+
+static struct sp_row_hdr *spindle_my_row(struct spindle_group *g)
+{
+	return g->out_meta->vaddr;
+}
+
+static struct sp_area_entry *spindle_area(struct spindle_group *g, void *row, u32 s)
+{
+	return row + g->layout[g->me].area_off[s];
+}
+
+static struct sp_area_entry *spindle_my_area(struct spindle_group *g, u32 s)
+{
+	return spindle_area(g, g->out_meta->vaddr, s);
+}
+
+static sp_mask_t spindle_all_members(const struct spindle_group *g)
+{
+	return (1ULL << g->cfg.nmembers) - 1;
+}
+
+/**
+ * spindle_view_init - view state of a new group: view 1, every member
+ * @g: group, its layout and meta regions made
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int spindle_view_init(struct spindle_group *g)
+{
+	u32 i;
+
+	g->row_bytes = g->layout[g->me].row_bytes;
+	g->row_tmp = kzalloc(g->row_bytes, GFP_KERNEL);
+	if (!g->row_tmp)
+		return -ENOMEM;
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		if (i == g->me)
+			continue;
+		g->row_copy[i] = kzalloc(g->row_bytes, GFP_KERNEL);
+		if (!g->row_copy[i])
+			return -ENOMEM;
+	}
+	sp_vc_init(&g->vc, g->me, g->cfg.nmembers, 1, spindle_all_members(g),
+		   g->cfg.flags & SP_GROUP_TWO_MEMBER_OVERRIDE);
+	sp_vc_row_init(&g->vc, spindle_my_row(g), ktime_get_real_ns() | 1);
+	g->view_id = 1;
+	g->view_members = spindle_all_members(g);
+	return 0;
+}
+
+void spindle_view_free(struct spindle_group *g)
+{
+	u32 i;
+
+	for (i = 0; i < SP_MAX_MEMBERS; i++)
+		kfree(g->row_copy[i]);
+	kfree(g->row_tmp);
+}
+
+/**
+ * spindle_sg_init_view - a subgroup's user-facing numbering, in view 1
+ * @sg: subgroup, its engine initialised for the configuration
+ */
+void spindle_sg_init_view(struct spindle_sg *sg)
+{
+	u32 r;
+
+	sg->my_rank = sg->eng.my_rank;
+	for (r = 0; r < SP_MAX_MEMBERS; r++)
+		sg->cfg_rank[r] = r;
+	sg->view_done = 1;
+}
+
+/* The group is ACTIVE: every member is connected; failures now end views. */
+void spindle_view_start(struct spindle_group *g)
+{
+	u64 now = ktime_get_ns();
+	u32 i;
+
+	for (i = 0; i < g->cfg.nmembers; i++)
+		g->hb_at[i] = now;
+	g->hb_next = now;
+	WRITE_ONCE(g->vc_on, true);
+}
+
+/**
+ * spindle_member_lost - a member's connection failed
+ * @g: group
+ * @idx: member index
+ * @why: for the log
+ *
+ * Context: any.  The predicate thread suspects it on its next pass.
+ */
+void spindle_member_lost(struct spindle_group *g, u32 idx, const char *why)
+{
+	if (idx >= g->cfg.nmembers || idx == g->me)
+		return;
+	if (!test_and_set_bit(idx, &g->lost))
+		pr_warn("group %u: member %u lost (%s)\n", g->id,
+			g->cfg.members[idx].id, why);
+	spindle_ring_doorbell(g);
+}
+
+static u64 spindle_row_csum(struct spindle_group *g, void *row)
+{
+	struct sp_row_hdr *h = row;
+	__le64 saved = h->csum;
+	u32 crc;
+
+	h->csum = 0;
+	crc = crc32_le(~0U, row, g->row_bytes);
+	h->csum = saved;
+	return (u64)crc | 1ULL << 32;	/* never 0: 0 is "nothing written" */
+}
+
+/* Take the peers' rows that changed, checked. */
+static void spindle_rows_intake(struct spindle_group *g, u64 now)
+{
+	struct sp_row_hdr *tmp = g->row_tmp;
+	u32 m;
+
+	for (m = 0; m < g->cfg.nmembers; m++) {
+		const struct sp_row_hdr *src;
+		struct sp_row_hdr *acc = &g->rows[m];
+
+		if (m == g->me || !sp_mask_has(g->vc.members | g->vc.next_members, m))
+			continue;
+		src = g->in_meta[m]->vaddr;
+		if (READ_ONCE(src->csum) == acc->csum &&
+		    READ_ONCE(src->heartbeat) == acc->heartbeat)
+			continue;
+		memcpy(tmp, src, g->row_bytes);
+		if (!tmp->csum || le64_to_cpu(tmp->csum) != spindle_row_csum(g, tmp))
+			continue;	/* torn, or not written yet: next pass */
+		if (sp_vc_row_check(acc, tmp, g->cfg.nmembers)) {
+			pr_warn_ratelimited("group %u: member %u wrote an invalid row: treating it as failed\n",
+					    g->id, g->cfg.members[m].id);
+			spindle_member_lost(g, m, "invalid row");
+			continue;
+		}
+		if (tmp->heartbeat != acc->heartbeat || tmp->incarnation != acc->incarnation)
+			g->hb_at[m] = now;
+		memcpy(g->row_copy[m], tmp, g->row_bytes);
+		*acc = *tmp;
+	}
+}
+
+/* Heartbeat mine; suspect the silent and the lost. */
+static void spindle_detect(struct spindle_group *g, u64 now)
+{
+	u64 limit = (u64)READ_ONCE(suspect_ms) * NSEC_PER_MSEC;
+	u32 m;
+
+	if (now >= g->hb_next) {
+		struct sp_row_hdr *mine = spindle_my_row(g);
+
+		mine->heartbeat = cpu_to_le64(le64_to_cpu(mine->heartbeat) + 1);
+		g->row_gen++;
+		g->hb_next = now + (u64)max(READ_ONCE(heartbeat_ms), 1U) * NSEC_PER_MSEC;
+	}
+	for (m = 0; m < g->cfg.nmembers; m++) {
+		if (m == g->me || !sp_mask_has(g->vc.members, m) ||
+		    sp_mask_has(g->vc.local_suspects, m))
+			continue;
+		if (test_bit(m, &g->lost)) {
+			sp_vc_local_suspect(&g->vc, m);
+		} else if (now - g->hb_at[m] > limit) {
+			pr_warn("group %u: member %u silent for %u ms: suspected\n",
+				g->id, g->cfg.members[m].id,
+				(u32)((now - g->hb_at[m]) / NSEC_PER_MSEC));
+			sp_vc_local_suspect(&g->vc, m);
+		}
+	}
+}
+
+/* ---- the state machine's ops ---- */
+
+static void spindle_vc_wedge(void *ctx)
+{
+	struct spindle_group *g = ctx;
+	u32 s, r;
+
+	g->change_start = ktime_get_ns();
+	pr_info("group %u: view %llu ends (suspects %#llx, joins %#llx)\n",
+		g->id, g->vc.view, g->vc.suspects | g->vc.local_suspects,
+		g->vc.joins);
+	spindle_group_set_state(g, SPINDLE_GROUP_VIEW_CHANGE);
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct spindle_sg *sg = g->sgs[s];
+		struct sp_area_entry *a;
+		u32 n = g->cfg.subgroups[s].nsenders;
+
+		if (!sg)
+			continue;
+		a = spindle_my_area(g, s);
+		spin_lock(&sg->lock);
+		sg->eng.wedged = true;
+		for (r = 0; r < n; r++)
+			a->v[r] = 0;
+		for (r = 0; r < sg->eng.nsenders; r++)
+			a->v[sg->cfg_rank[r]] = cpu_to_le64(sg->eng.rx[r].received);
+		a->snap_view = cpu_to_le64(g->vc.view);
+		spin_unlock(&sg->lock);
+	}
+	g->vc.row_ver++;
+}
+
+/* Is configured member @m in subgroup @s? */
+static bool spindle_in_sg(const struct spindle_group *g, u32 s, u32 m)
+{
+	return sp_sg_member_pos(&g->cfg.subgroups[s], g->cfg.members[m].id) >= 0;
+}
+
+static void *spindle_row_of(struct spindle_group *g, u32 m)
+{
+	return m == g->me ? g->out_meta->vaddr : g->row_copy[m];
+}
+
+static int spindle_vc_propose(void *ctx, sp_mask_t survivors, u64 view, u64 term)
+{
+	struct spindle_group *g = ctx;
+	u32 s, r, m;
+
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		u32 n = g->cfg.subgroups[s].nsenders;
+		struct sp_area_entry *mine = spindle_my_area(g, s);
+		u64 trim[SP_MAX_MEMBERS];
+		bool any = false;
+
+		for (r = 0; r < n; r++)
+			trim[r] = U64_MAX;
+		for (m = 0; m < g->cfg.nmembers; m++) {
+			struct sp_area_entry *a;
+			u64 rcv[SP_MAX_MEMBERS];
+
+			if (!sp_mask_has(survivors, m) || !spindle_in_sg(g, s, m))
+				continue;
+			a = spindle_area(g, spindle_row_of(g, m), s);
+			if (le64_to_cpu(a->snap_view) != g->vc.view)
+				return -EAGAIN;	/* its wedge has not reached us */
+			for (r = 0; r < n; r++)
+				rcv[r] = le64_to_cpu(a->v[r]);
+			sp_trim_merge(trim, rcv, n);
+			any = true;
+		}
+		for (r = 0; r < n; r++)
+			mine->v[n + r] = cpu_to_le64(any ? trim[r] : 0);
+		mine->trim_view = cpu_to_le64(view);
+		mine->trim_term = cpu_to_le64(term);
+	}
+	g->vc.row_ver++;
+	pr_info("group %u: proposing view %llu (term %llu) of %#llx\n", g->id,
+		view, term, survivors);
+	return 0;
+}
+
+static int spindle_vc_adopt(void *ctx, u32 from, u64 view, u64 term, u64 my_term)
+{
+	struct spindle_group *g = ctx;
+	void *row = spindle_row_of(g, from);
+	u32 s, r;
+
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct sp_area_entry *a = spindle_area(g, row, s);
+		struct spindle_sg *sg = g->sgs[s];
+		u32 n = g->cfg.subgroups[s].nsenders;
+
+		if (le64_to_cpu(a->trim_view) != view || le64_to_cpu(a->trim_term) != term)
+			return -EAGAIN;
+		for (r = 0; sg && r < sg->eng.nsenders; r++) {
+			u64 t = le64_to_cpu(a->v[n + sg->cfg_rank[r]]);
+
+			if (t > sg->eng.rx[r].received) {
+				pr_warn("group %u subgroup %u: member %u proposes a trim we cannot deliver\n",
+					g->id, sg->id, g->cfg.members[from].id);
+				return -EPROTO;
+			}
+		}
+	}
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct sp_area_entry *a = spindle_area(g, row, s);
+		struct sp_area_entry *mine = spindle_my_area(g, s);
+		u32 n = g->cfg.subgroups[s].nsenders;
+
+		for (r = 0; r < n; r++)
+			mine->v[n + r] = a->v[n + r];
+		mine->trim_view = cpu_to_le64(view);
+		mine->trim_term = cpu_to_le64(my_term);
+	}
+	g->vc.row_ver++;
+	return 0;
+}
+
+/* The trim of @sg in my area, by engine rank. */
+static void spindle_sg_trim(struct spindle_group *g, struct spindle_sg *sg, u64 *trim)
+{
+	struct sp_area_entry *a = spindle_my_area(g, sg->index);
+	u32 n = sg->cfg.nsenders, r;
+
+	for (r = 0; r < sg->eng.nsenders; r++)
+		trim[r] = le64_to_cpu(a->v[n + sg->cfg_rank[r]]);
+}
+
+static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
+{
+	struct spindle_group *g = ctx;
+	struct spindle_view_rec rec = {
+		.view_id = view,
+		.members = members,
+		.nmembers = sp_mask_count(members),
+	};
+	int ret = 0;
+	u32 s;
+
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct spindle_sg *sg = g->sgs[s];
+		u64 trim[SP_MAX_MEMBERS];
+
+		if (!sg || sg->view_done == view)
+			continue;
+		spindle_sg_trim(g, sg, trim);
+		if (!spindle_sg_deliver_upto(sg, trim) ||
+		    !spindle_sg_deliver_view(sg, &rec)) {
+			ret = -EAGAIN;
+			continue;
+		}
+		sg->view_done = view;
+	}
+	return ret;
+}
+
+/* Stop writing to @peer and refuse its writes, at once. */
+static void spindle_abandon(struct spindle_peer *peer)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (READ_ONCE(peer->state) == SPINDLE_PEER_FAILED && !peer->qp)
+		return;
+	if (peer->qp)
+		ib_modify_qp(peer->qp, &attr, IB_QP_STATE);
+	spindle_peer_lost(peer, "removed from the view");
+	peer->sq_acked = peer->sq_posted;	/* flushed, not waited for */
+}
+
+static bool spindle_vc_drain(void *ctx, sp_mask_t next)
+{
+	struct spindle_group *g = ctx;
+	bool done = true;
+	u32 i, s, m;
+
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *peer = g->peers[i];
+
+		if (i == g->me || !peer)
+			continue;
+		if (!sp_mask_has(next, i)) {
+			spindle_abandon(peer);
+			continue;
+		}
+		if (spindle_peer_ready(peer) && peer->sq_acked != peer->sq_posted)
+			done = false;
+	}
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct spindle_sg *sg = g->sgs[s];
+
+		for (m = 0; sg && m < sg->eng.nmembers; m++) {
+			u32 idx = sg->member_idx[m];
+
+			if (m != sg->eng.me && sp_mask_has(next, idx) &&
+			    spindle_peer_ready(g->peers[idx]) &&
+			    sp_sg_has_output(&sg->eng, m))
+				done = false;
+		}
+	}
+	return done;
+}
+
+/* Point a (new) engine at the memory of the members it has. */
+static void spindle_sg_wire(struct spindle_group *g, struct spindle_sg *sg,
+			    const struct sp_sg_cfg *vc, struct sp_sg *e)
+{
+	u32 m, r;
+
+	for (m = 0; m < vc->nmembers; m++) {
+		u32 idx = sp_cfg_member_index(&g->cfg, vc->members[m]);
+		void *base = idx == g->me ? g->out_meta->vaddr : g->in_meta[idx]->vaddr;
+
+		sg->member_idx[m] = idx;
+		e->blocks[m] = base + g->layout[idx].block_off[sg->index];
+	}
+	for (r = 0; r < vc->nsenders; r++) {
+		u32 idx = sp_cfg_member_index(&g->cfg, vc->senders[r]);
+		void *base = idx == g->me ? g->out_meta->vaddr : g->in_meta[idx]->vaddr;
+
+		sg->cfg_rank[r] = sp_sg_sender_rank(&sg->cfg, vc->senders[r]);
+		e->hdrs[r] = base + g->layout[idx].hdr_off[sg->index];
+	}
+}
+
+static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
+{
+	struct spindle_group *g = ctx;
+	struct sp_group_cfg *vcfg;
+	struct sp_sg *fresh[SP_MAX_SUBGROUPS] = {};
+	struct sp_sg *old = NULL;
+	u32 s, i;
+	int ret = 0;
+
+	/* what the old view delivered must be given back first */
+	for (s = 0; s < g->cfg.nsubgroups; s++)
+		if (g->sgs[s] && !spindle_sg_quiet(g->sgs[s]))
+			return -EAGAIN;
+	vcfg = kmalloc(sizeof(*vcfg), GFP_KERNEL);
+	old = kmalloc(sizeof(*old), GFP_KERNEL);
+	if (!vcfg || !old) {
+		kfree(vcfg);
+		kfree(old);
+		return -EAGAIN;
+	}
+	sp_view_config(&g->cfg, members, vcfg);
+	vcfg->self_id = g->cfg.self_id;
+	for (s = 0; s < g->cfg.nsubgroups && !ret; s++) {
+		if (!g->sgs[s])
+			continue;
+		fresh[s] = kzalloc(sizeof(*fresh[s]), GFP_KERNEL);
+		ret = fresh[s] ? sp_sg_init(fresh[s], vcfg, s) : -ENOMEM;
+	}
+	if (ret) {
+		for (s = 0; s < g->cfg.nsubgroups; s++) {
+			if (fresh[s])
+				sp_sg_destroy(fresh[s]);
+			kfree(fresh[s]);
+		}
+		kfree(vcfg);
+		kfree(old);
+		return -EAGAIN;
+	}
+	/* every writer of the old view is done: wipe all but the rows */
+	memset(g->out_meta->vaddr + g->row_bytes, 0, g->out_meta->size - g->row_bytes);
+	for (i = 0; i < g->cfg.nmembers; i++)
+		if (i != g->me)
+			memset(g->in_meta[i]->vaddr + g->row_bytes, 0,
+			       g->in_meta[i]->size - g->row_bytes);
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct spindle_sg *sg = g->sgs[s];
+		u64 trim[SP_MAX_MEMBERS];
+		u32 r;
+
+		if (!sg)
+			continue;
+		spindle_sg_trim(g, sg, trim);
+		spin_lock(&sg->lock);
+		*old = sg->eng;
+		for (r = 0; r < old->nsenders; r++)
+			sg->idx_base[sg->cfg_rank[r]] += trim[r];
+		spindle_sg_wire(g, sg, &vcfg->subgroups[s], fresh[s]);
+		sg->seq_base += old->dl_seq;
+		sg->pos_base = round_up(sg->pos_base + old->pay_reserved, sg->cfg.window);
+		fresh[s]->stats = old->stats;
+		sg->eng = *fresh[s];
+		sg->view_gen++;
+		spindle_producer_reset(sg);
+		spin_unlock(&sg->lock);
+		spindle_sg_consumers_reset(sg);
+		sp_sg_destroy(old);
+		kfree(fresh[s]);
+	}
+	kfree(vcfg);
+	kfree(old);
+	return 0;
+}
+
+static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
+{
+	struct spindle_group *g = ctx;
+	u32 i;
+
+	for (i = 0; i < g->cfg.nmembers; i++)
+		g->hb_at[i] = ktime_get_ns();	/* a fresh start for the timeout */
+	WRITE_ONCE(g->view_id, view);
+	WRITE_ONCE(g->view_members, members);
+	pr_info("group %u: view %llu installed: members %#llx, after %llu ms\n",
+		g->id, view, members,
+		(ktime_get_ns() - g->change_start) / NSEC_PER_MSEC);
+	spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
+}
+
+static void spindle_vc_fail(void *ctx, const char *why)
+{
+	struct spindle_group *g = ctx;
+
+	pr_warn("group %u: this member stops: %s\n", g->id, why);
+	spindle_group_set_state(g, SPINDLE_GROUP_FAILED);
+}
+
+static const struct sp_vc_ops spindle_vc_ops = {
+	.wedge = spindle_vc_wedge,
+	.propose_trim = spindle_vc_propose,
+	.adopt_trim = spindle_vc_adopt,
+	.apply_trim = spindle_vc_apply,
+	.drain = spindle_vc_drain,
+	.reset = spindle_vc_reset,
+	.install = spindle_vc_install,
+	.fail = spindle_vc_fail,
+};
+
+/**
+ * spindle_view_pass - the view side of one predicate pass
+ * @g: an ACTIVE group (or one changing views)
+ *
+ * Return: non-zero when something moved.
+ */
+int spindle_view_pass(struct spindle_group *g)
+{
+	u64 now = ktime_get_ns();
+	int work = 0, i;
+
+	if (!READ_ONCE(g->vc_on) || READ_ONCE(g->stopping))
+		return 0;
+	spindle_rows_intake(g, now);
+	spindle_detect(g, now);
+	/*
+	 * The state machine says it moved while it waits on others, too:
+	 * only a new phase or a row change is work (waiting must not spin).
+	 */
+	for (i = 0; i < 8; i++) {
+		enum sp_vc_phase phase = g->vc.phase;
+		u64 ver = g->vc.row_ver;
+
+		sp_vc_step(&g->vc, spindle_my_row(g), g->rows, &spindle_vc_ops, g);
+		if (phase != g->vc.phase)
+			pr_debug("group %u: view change: phase %d -> %d\n", g->id,
+				 phase, g->vc.phase);
+		if (phase == g->vc.phase && ver == g->vc.row_ver)
+			break;
+		work = 1;
+	}
+	return work;
+}
+
+/* May the engines run?  Not between the drain and the reset. */
+bool spindle_view_engines_run(const struct spindle_group *g)
+{
+	switch (g->vc.phase) {
+	case SP_VC_NORMAL:
+	case SP_VC_WEDGED:
+	case SP_VC_COMMITTED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Queue my row and view area to every peer that lacks its latest. */
+void spindle_view_push_rows(struct spindle_group *g)
+{
+	struct sp_row_hdr *mine = spindle_my_row(g);
+	u32 i;
+
+	if (!READ_ONCE(g->vc_on))
+		return;
+	if (g->vc.row_ver != g->row_gen_vc) {
+		g->row_gen++;
+		g->row_gen_vc = g->vc.row_ver;
+	}
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *peer = g->peers[i];
+
+		if (i == g->me || !spindle_peer_ready(peer) ||
+		    peer->row_sent == g->row_gen ||
+		    spindle_peer_room(peer) < peer->split_max)
+			continue;
+		if (g->row_csum_gen != g->row_gen) {
+			mine->csum = cpu_to_le64(spindle_row_csum(g, mine));
+			g->row_csum_gen = g->row_gen;
+		}
+		/* a view change rings the peer's doorbell; a heartbeat need not */
+		spindle_peer_queue_row(peer, peer->row_vc_sent != g->vc.row_ver);
+		peer->row_sent = g->row_gen;
+		peer->row_vc_sent = g->vc.row_ver;
+	}
+}

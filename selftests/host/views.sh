@@ -1,0 +1,159 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# View changes across real guests (issue 5): each scenario boots 4 guests
+# with scripts/vmcluster, streams in two subgroups (selftests/views-guest:
+# subgroup 0 ordered over all four, subgroup 5 unordered over guests 1-3,
+# so that the leader, guest 0, is not in it) and hard-kills guests:
+#   one at a time, at different moments, the leader among them: the three
+#   survivors install the same view 2 within a bound, their logs are
+#   identical (ordered) or hold the same messages per view (unordered), and
+#   every message the killed guest delivered is in the survivors' logs
+#   before the view record (nothing past the trim was delivered anywhere);
+#   two at once: the two left have no majority, form no view, and report
+#   the error (spindle-bw fails with EIO; the kernel says why).
+# No guest's kernel may log a splat (scripts/vmcluster checks).
+#
+#   selftests/host/views.sh [OUTDIR]         prints KTAP
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+OUT=${1:-build/views}
+SECS=${VIEWS_SECONDS:-16}
+BOUND_MS=${VIEWS_BOUND_MS:-10000}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+seed=${VIEWS_SEED:-$(( $(date +%s) % 1000 ))}
+rnd=$(( 8 + seed % 7 ))		# a kill time in 8..14 s, from the seed
+# name:victims:seconds
+scenarios="kill_member3:3:11 kill_leader0:0:13 kill_member2_random:2:$rnd kill_two_of_four:2,3:11"
+
+n=0
+fail=0
+echo "KTAP version 1"
+echo "# seed $seed (VIEWS_SEED=$seed replays the kill times)"
+echo "1..$(echo $scenarios | wc -w)"
+
+result() {	# ok|fail NAME
+	n=$((n + 1))
+	if [ "$1" = ok ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=$((fail + 1)); fi
+}
+
+# seg FILE K: the lines of segment K (0: before the first view record)
+seg() {
+	awk -v k="$2" '/^view /{s++; next} s==k' "$1"
+}
+
+check_survivors() {	# DIR VICTIMS...
+	local d=$1 k v ok=1 ref5= ids= t s0 s f
+	shift
+	local victims=" $* "
+	local surv=()
+	for k in 0 1 2 3; do
+		case "$victims" in *" $k "*) ;; *) surv+=("$k") ;; esac
+	done
+	ids=$(IFS=,; echo "${surv[*]}")
+	for k in "${surv[@]}"; do
+		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
+			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null): $(tail -n 2 "$d/node$k/sg0.err" 2>/dev/null)"
+			ok=0
+		fi
+		if [ "$(grep -c '^view ' "$d/node$k/sg0.log")" != 1 ] ||
+		   ! grep -qx "view 2 $ids" "$d/node$k/sg0.log"; then
+			echo "# node $k: subgroup 0 log lacks the one record 'view 2 $ids'"
+			ok=0
+		fi
+		t=$(sed -n 's/.*view 2 installed: .* after \([0-9]*\) ms.*/\1/p' "$d/node$k/dmesg.txt")
+		echo "# node $k: view 2 installed ${t:-never} ms after its change began"
+		[ -n "$t" ] && [ "$t" -le "$BOUND_MS" ] || ok=0
+	done
+	# ordered: identical logs, view record included
+	for k in "${surv[@]:1}"; do
+		if ! cmp -s "$d/node${surv[0]}/sg0.log" "$d/node$k/sg0.log"; then
+			echo "# subgroup 0: node $k's log differs from node ${surv[0]}'s"
+			ok=0
+		fi
+	done
+	# unordered: the same messages in each view (order may differ across senders)
+	for k in "${surv[@]}"; do
+		[ -f "$d/node$k/sg5.log" ] || continue
+		if [ -z "$ref5" ]; then ref5=$k; continue; fi
+		for s in 0 1; do
+			if ! cmp -s <(seg "$d/node$ref5/sg5.log" $s | sort) \
+				    <(seg "$d/node$k/sg5.log" $s | sort); then
+				echo "# subgroup 5: node $k's view-$((s + 1)) messages differ from node $ref5's"
+				ok=0
+			fi
+		done
+	done
+	# the killed: what they delivered, the survivors delivered before the record
+	for v in $victims; do
+		for f in sg0 sg5; do
+			s0=
+			for k in "${surv[@]}"; do
+				[ -f "$d/node$k/$f.log" ] && { s0=$k; break; }
+			done
+			[ -f "$d/node$v/$f.log" ] && [ -n "$s0" ] || continue
+			# the last line may be cut short by the kill
+			if [ -n "$(comm -23 <(head -n -1 "$d/node$v/$f.log" | grep -v '^view' | sort) \
+					      <(seg "$d/node$s0/$f.log" 0 | sort) | head -n 1)" ]; then
+				echo "# $f: killed node $v delivered messages the survivors did not deliver in view 1"
+				ok=0
+			fi
+			echo "# $f: node $v delivered $(wc -l <"$d/node$v/$f.log") before it was killed; survivors $(seg "$d/node$s0/$f.log" 0 | wc -l) in view 1, $(seg "$d/node$s0/$f.log" 1 | wc -l) in view 2"
+		done
+	done
+	[ $ok = 1 ]
+}
+
+check_minority() {	# DIR
+	local d=$1 k ok=1
+	for k in 0 1; do
+		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" = 0 ]; then
+			echo "# node $k: spindle-bw succeeded without a majority"
+			ok=0
+		fi
+		if ! grep -q 'Input/output error' "$d/node$k/sg0.err"; then
+			echo "# node $k: spindle-bw did not report EIO: $(tail -n 2 "$d/node$k/sg0.err")"
+			ok=0
+		fi
+		if ! grep -q 'no majority' "$d/node$k/dmesg.txt"; then
+			echo "# node $k: the kernel did not say why it stopped"
+			ok=0
+		fi
+		if grep -q '^view ' "$d/node$k/sg0.log"; then
+			echo "# node $k: a minority formed a view"
+			ok=0
+		fi
+	done
+	grep 'this member stops' "$d/node0/dmesg.txt" | sed 's/^/# node 0: /'
+	[ $ok = 1 ]
+}
+
+for sc in $scenarios; do
+	IFS=: read -r name victims at <<<"$sc"
+	kills=()
+	for v in ${victims//,/ }; do kills+=(--kill "$v@$at"); done
+	d=$OUT/$name
+	echo "# $name: kill ${victims} at ${at} s"
+	scripts/vmcluster -n 4 --timeout $((SECS + 240)) --out "$d" "${kills[@]}" \
+		-- selftests/views-guest "$SECS" >"$d.log" 2>&1
+	rc=$?
+	if grep -q 'kernel splat' "$d.log"; then
+		grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
+		result fail "$name"
+		continue
+	fi
+	if [ "$victims" = "2,3" ]; then
+		if check_minority "$d"; then result ok "$name"; else result fail "$name"; fi
+	else
+		[ $rc = 0 ] || tail -n 8 "$d.log" | sed 's/^/# /'
+		if [ $rc = 0 ] && check_survivors "$d" $victims; then
+			result ok "$name"
+		else
+			result fail "$name"
+		fi
+	fi
+done
+echo "# Totals: pass:$((n - fail)) fail:$fail"
+[ $fail = 0 ]
