@@ -78,6 +78,8 @@ void spindle_debugfs_add(struct spindle_group *g)
 	snprintf(name, sizeof(name), "group%u", g->id);
 	g->dbg = debugfs_create_dir(name, spindle_dbg_root);
 	debugfs_create_file("stats", 0400, g->dbg, g, &spindle_dbg_stats_fops);
+	/* for the hostile-peer test: see enum spindle_hostile */
+	debugfs_create_u32("hostile", 0600, g->dbg, &g->hostile);
 }
 
 void spindle_debugfs_del(struct spindle_group *g)

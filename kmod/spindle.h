@@ -325,6 +325,20 @@ struct spindle_group {
 	u64 row_gen_vc;			/* vc.row_ver as of row_gen */
 	u64 row_csum_gen;		/* row_gen the checksum is of */
 	u64 change_start;		/* ns: the running view change began */
+	u32 hostile;			/* enum spindle_hostile (debugfs, tests) */
+};
+
+/*
+ * Testing only, through debugfs (root): make this node a hostile peer that
+ * writes garbage into its peers' memory with the keys they gave it.  Its
+ * peers must reject it, log once, and take it out of the view.
+ */
+enum spindle_hostile {
+	SPINDLE_HOSTILE_OFF,
+	SPINDLE_HOSTILE_BACKWARDS,	/* counters go back to 0 */
+	SPINDLE_HOSTILE_JUMP,		/* counters jump by 2^63 */
+	SPINDLE_HOSTILE_ROW,		/* a row naming strangers (checksum right) */
+	SPINDLE_HOSTILE_TORN,		/* rows torn for good (checksum wrong) */
 };
 
 extern struct mutex spindle_groups_lock;
@@ -378,6 +392,7 @@ int spindle_view_pass(struct spindle_group *g);
 bool spindle_view_engines_run(const struct spindle_group *g);
 void spindle_view_push_rows(struct spindle_group *g);
 void spindle_member_lost(struct spindle_group *g, u32 idx, const char *why);
+u64 spindle_row_csum(struct spindle_group *g, void *row);
 void spindle_sg_init_view(struct spindle_sg *sg);
 
 /* debugfs.c */

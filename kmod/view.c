@@ -27,6 +27,7 @@
 
 #include "spindle.h"
 #include "proto/view.h"
+#include "trace.h"
 
 static unsigned int heartbeat_ms = 100;
 module_param(heartbeat_ms, uint, 0644);
@@ -132,13 +133,22 @@ void spindle_member_lost(struct spindle_group *g, u32 idx, const char *why)
 {
 	if (idx >= g->cfg.nmembers || idx == g->me)
 		return;
-	if (!test_and_set_bit(idx, &g->lost))
+	if (!test_and_set_bit(idx, &g->lost)) {
 		pr_warn("group %u: member %u lost (%s)\n", g->id,
 			g->cfg.members[idx].id, why);
+		trace_spindle_suspect(g->id, g->cfg.members[idx].id, why);
+	}
 	spindle_ring_doorbell(g);
 }
 
-static u64 spindle_row_csum(struct spindle_group *g, void *row)
+/**
+ * spindle_row_csum - the checksum of a row header and view area
+ * @g: group
+ * @row: the row (its csum field is left as it is)
+ *
+ * Return: the value for the csum field, never 0.
+ */
+u64 spindle_row_csum(struct spindle_group *g, void *row)
 {
 	struct sp_row_hdr *h = row;
 	__le64 saved = h->csum;
@@ -200,11 +210,15 @@ static void spindle_detect(struct spindle_group *g, u64 now)
 		    sp_mask_has(g->vc.local_suspects, m))
 			continue;
 		if (test_bit(m, &g->lost)) {
+			trace_spindle_suspect(g->id, g->cfg.members[m].id,
+					      "connection lost");
 			sp_vc_local_suspect(&g->vc, m);
 		} else if (now - g->hb_at[m] > limit) {
 			pr_warn("group %u: member %u silent for %u ms: suspected\n",
 				g->id, g->cfg.members[m].id,
 				(u32)((now - g->hb_at[m]) / NSEC_PER_MSEC));
+			trace_spindle_suspect(g->id, g->cfg.members[m].id,
+					      "heartbeat silent");
 			sp_vc_local_suspect(&g->vc, m);
 		}
 	}
@@ -221,6 +235,7 @@ static void spindle_vc_wedge(void *ctx)
 	pr_info("group %u: view %llu ends (suspects %#llx, joins %#llx)\n",
 		g->id, g->vc.view, g->vc.suspects | g->vc.local_suspects,
 		g->vc.joins);
+	trace_spindle_view_change(g->id, "wedge", g->vc.view, g->vc.members, 0);
 	spindle_group_set_state(g, SPINDLE_GROUP_VIEW_CHANGE);
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct spindle_sg *sg = g->sgs[s];
@@ -519,6 +534,8 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 	pr_info("group %u: view %llu installed: members %#llx, after %llu ms\n",
 		g->id, view, members,
 		(ktime_get_ns() - g->change_start) / NSEC_PER_MSEC);
+	trace_spindle_view_change(g->id, "install", view, members,
+				  (ktime_get_ns() - g->change_start) / NSEC_PER_MSEC);
 	spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
 }
 
@@ -527,6 +544,8 @@ static void spindle_vc_fail(void *ctx, const char *why)
 	struct spindle_group *g = ctx;
 
 	pr_warn("group %u: this member stops: %s\n", g->id, why);
+	trace_spindle_view_change(g->id, "fail", g->vc.view, g->vc.members,
+				  (ktime_get_ns() - g->change_start) / NSEC_PER_MSEC);
 	spindle_group_set_state(g, SPINDLE_GROUP_FAILED);
 }
 

@@ -26,6 +26,7 @@
 #include "spindle.h"
 #include "proto/order.h"
 #include "proto/view.h"
+#include "trace.h"
 
 static unsigned int spin_us = 200;
 module_param(spin_us, uint, 0644);
@@ -74,6 +75,40 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 			       const struct spindle_rregion *rr, u64 roff, u32 len,
 			       bool bell, u32 imm);
 
+/* The hostile-peer test (enum spindle_hostile): garble a staged block. */
+static void spindle_hostile_block(struct spindle_group *g, struct sp_block *b)
+{
+	switch (READ_ONCE(g->hostile)) {
+	case SPINDLE_HOSTILE_BACKWARDS:
+		b->hdr_pub = 0;
+		b->recv_seq = 0;
+		b->deliv_seq = 0;
+		break;
+	case SPINDLE_HOSTILE_JUMP:
+		b->hdr_pub = cpu_to_le64(le64_to_cpu(b->hdr_pub) + (1ULL << 63));
+		b->recv_seq = cpu_to_le64(le64_to_cpu(b->recv_seq) + (1ULL << 63));
+		break;
+	default:
+		break;
+	}
+}
+
+/* ...or a staged row. */
+static void spindle_hostile_row(struct spindle_group *g, struct sp_row_hdr *row)
+{
+	switch (READ_ONCE(g->hostile)) {
+	case SPINDLE_HOSTILE_ROW:
+		row->suspects = cpu_to_le64(1ULL << 40);
+		row->csum = cpu_to_le64(spindle_row_csum(g, row));
+		break;
+	case SPINDLE_HOSTILE_TORN:
+		row->csum = cpu_to_le64(le64_to_cpu(row->csum) ^ 1);
+		break;
+	default:
+		break;
+	}
+}
+
 /**
  * spindle_peer_queue - append one engine write to a peer's chain
  * @peer: a READY peer
@@ -116,6 +151,8 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		loff = (pos % SPINDLE_SQ_DEPTH) * peer->stage_entry;
 		roff = lay->block_off[s];
 		memcpy(peer->stage->vaddr + loff, sg->eng.blocks[sg->eng.me], len);
+		if (unlikely(READ_ONCE(g->hostile)))
+			spindle_hostile_block(g, peer->stage->vaddr + loff);
 		break;
 	}
 	}
@@ -197,6 +234,8 @@ void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 		   peer->stage_entry;
 
 	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
+	if (unlikely(READ_ONCE(g->hostile)))
+		spindle_hostile_row(g, peer->stage->vaddr + loff);
 	spindle_queue_range(peer, &peer->l_stage, loff, &peer->w_meta, 0,
 			    g->row_bytes, bell, U32_MAX);
 }
@@ -296,6 +335,7 @@ static void spindle_sg_hand(struct spindle_sg *sg, u32 n)
 	}
 	if (!n)
 		return;
+	trace_spindle_deliver_batch(sg->group_id, sg->id, sg->batch[0].seq, n);
 	list_for_each_entry(c, &sg->consumers, node) {
 		WRITE_ONCE(c->given, e->dl_descs);
 		c->ops->deliver(c, c->priv, sg->batch, n);
@@ -446,6 +486,22 @@ static int spindle_sg_emit(struct spindle_group *g, struct spindle_sg *sg, bool 
 	return work;
 }
 
+/* sp_sg_publish(), traced (sg->lock held). */
+static int spindle_sg_publish(struct spindle_sg *sg)
+{
+	struct sp_sg *e = &sg->eng;
+	u64 msgs = e->stats.msgs_sent, nulls = e->stats.nulls_sent;
+	int ret = sp_sg_publish(e);
+
+	if (ret > 0)
+		trace_spindle_send_batch(sg->group_id, sg->id, ret,
+					 e->stats.msgs_sent - msgs);
+	if (e->stats.nulls_sent != nulls)
+		trace_spindle_null_send(sg->group_id, sg->id,
+					e->stats.nulls_sent - nulls);
+	return ret;
+}
+
 /*
  * The baseline (SPINDLE_GROUP_BASELINE): Derecho before Spindle, for
  * comparison.  The engine takes one message per step; each step's writes
@@ -463,12 +519,14 @@ static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *
 		spin_lock(&sg->lock);
 		if (e->fault_member < 0) {
 			ret = sp_sg_receive(e);
-			if (ret > 0)
+			if (ret > 0) {
+				trace_spindle_recv_batch(sg->group_id, sg->id, ret);
 				step += ret + spindle_sg_emit(g, sg, true);
+			}
 		}
 		if (!failed && !READ_ONCE(g->stopping)) {
 			step += spindle_producer_take(sg);
-			ret = sp_sg_publish(e);
+			ret = spindle_sg_publish(sg);
 			if (ret)
 				step += ret + spindle_sg_emit(g, sg, true);
 		}
@@ -514,14 +572,15 @@ static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
 					    g->id, sg->id, g->cfg.members[bad].id,
 					    e->fault_what);
 			spindle_member_lost(g, bad, e->fault_what);
-		} else {
+		} else if (ret) {
+			trace_spindle_recv_batch(sg->group_id, sg->id, ret);
 			work += ret;
 		}
 	}
 	spin_lock(&sg->lock);
 	if (!failed && !READ_ONCE(g->stopping)) {
 		work += spindle_producer_take(sg);
-		work += sp_sg_publish(e);
+		work += spindle_sg_publish(sg);
 	}
 	freed = sp_sg_reclaim(e);
 	spindle_producer_limit(sg);

@@ -11,10 +11,15 @@
 #   every message the killed guest delivered is in the survivors' logs
 #   before the view record (nothing past the trim was delivered anywhere);
 #   two at once: the two left have no majority, form no view, and report
-#   the error (spindle-bw fails with EIO; the kernel says why).
+#   the error (spindle-bw fails with EIO; the kernel says why);
+#   a hostile guest (not killed) that starts writing garbage into its
+#   peers' memory through their keys: counters back to 0, a row naming
+#   strangers: the others reject it, log it once, and go on without it,
+#   with the same checks as for a kill.
 # No guest's kernel may log a splat (scripts/vmcluster checks).
 #
 #   selftests/host/views.sh [OUTDIR]         prints KTAP
+#   (VIEWS_ONLY=NAME,... runs just those scenarios; VIEWS_SEED=N replays)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${1:-build/views}
@@ -25,8 +30,14 @@ mkdir -p "$OUT"
 
 seed=${VIEWS_SEED:-$(( $(date +%s) % 1000 ))}
 rnd=$(( 8 + seed % 7 ))		# a kill time in 8..14 s, from the seed
-# name:victims:seconds
-scenarios="kill_member3:3:11 kill_leader0:0:13 kill_member2_random:2:$rnd kill_two_of_four:2,3:11"
+# name:victims:seconds[:hostile mode]
+scenarios="kill_member3:3:11 kill_leader0:0:13 kill_member2_random:2:$rnd kill_two_of_four:2,3:11
+hostile_counters_back:3:9:1 hostile_row:1:9:3"
+if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
+	scenarios=$(for sc in $scenarios; do
+		case ",$VIEWS_ONLY," in *",${sc%%:*},"*) echo "$sc" ;; esac
+	done)
+fi
 
 n=0
 fail=0
@@ -100,7 +111,7 @@ check_survivors() {	# DIR VICTIMS...
 				echo "# $f: killed node $v delivered messages the survivors did not deliver in view 1"
 				ok=0
 			fi
-			echo "# $f: node $v delivered $(wc -l <"$d/node$v/$f.log") before it was killed; survivors $(seg "$d/node$s0/$f.log" 0 | wc -l) in view 1, $(seg "$d/node$s0/$f.log" 1 | wc -l) in view 2"
+			echo "# $f: node $v delivered $(wc -l <"$d/node$v/$f.log") before it left; survivors $(seg "$d/node$s0/$f.log" 0 | wc -l) in view 1, $(seg "$d/node$s0/$f.log" 1 | wc -l) in view 2"
 		done
 	done
 	[ $ok = 1 ]
@@ -131,14 +142,31 @@ check_minority() {	# DIR
 }
 
 for sc in $scenarios; do
-	IFS=: read -r name victims at <<<"$sc"
+	IFS=: read -r name victims at hmode <<<"$sc"
 	kills=()
-	for v in ${victims//,/ }; do kills+=(--kill "$v@$at"); done
+	hostile=()
+	if [ -n "$hmode" ]; then
+		hostile=("$victims" "$hmode" "$at")
+		echo "# $name: node $victims turns hostile (mode $hmode) at $at s"
+	else
+		for v in ${victims//,/ }; do kills+=(--kill "$v@$at"); done
+		echo "# $name: kill ${victims} at ${at} s"
+	fi
 	d=$OUT/$name
-	echo "# $name: kill ${victims} at ${at} s"
 	scripts/vmcluster -n 4 --timeout $((SECS + 240)) --out "$d" "${kills[@]}" \
-		-- selftests/views-guest "$SECS" >"$d.log" 2>&1
+		-- selftests/views-guest "$SECS" "${hostile[@]}" >"$d.log" 2>&1
 	rc=$?
+	if [ -n "$hmode" ]; then
+		# the hostile guest is taken out: its own run fails, the others' not
+		rc=0
+		for k in 0 1 2 3; do
+			[ "$k" = "$victims" ] && continue
+			[ "$(cat "$d/node$k/.rc" 2>/dev/null)" = 0 ] || rc=1
+			line=$(grep -m1 "member $victims wrote an invalid\|member $victims lost" "$d/node$k/dmesg.txt")
+			echo "# node $k: ${line:-no line about the hostile member}"
+			[ -n "$line" ] || rc=1
+		done
+	fi
 	if grep -q 'kernel splat' "$d.log"; then
 		grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
 		result fail "$name"
