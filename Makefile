@@ -41,7 +41,8 @@ LIBSPINDLE_PIC := $(LIB)/libspindle.pic.o
 BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat
 
-.PHONY: all module userspace selftests unit check clean help print-kdir lint bench
+.PHONY: all module userspace selftests unit check clean help print-kdir lint bench \
+	install uninstall
 
 all: module userspace selftests
 
@@ -100,3 +101,75 @@ print-kdir:
 
 bench:
 	scripts/bench
+
+# ---- make install, make uninstall ----
+#
+#   make install [DESTDIR=/staging] [PREFIX=/usr/local] [KVER=...]
+#   make uninstall (with the same variables)
+#
+# install copies what `make` built; uninstall removes exactly what install
+# wrote (INSTALL_LIST).  Under $(DESTDIR)$(PREFIX): include/linux/spindle.h,
+# include/spindle/libspindle.h, lib/libspindle.{a,so.1,so},
+# lib/pkgconfig/libspindle.pc, sbin/spindlectl, bin/spindle-{bw,lat} and
+# share/man/man{3,4,8}.  The module and the udev rule go where the kernel
+# and udev look, whatever PREFIX is: $(DESTDIR)/lib/modules/$(KVER)/extra
+# and $(DESTDIR)/lib/udev/rules.d.  With no DESTDIR, depmod and ldconfig run.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+MODDIR ?= /lib/modules/$(KVER)/extra
+UDEVDIR ?= /lib/udev/rules.d
+SPINDLE_VERSION := $(shell cat VERSION)
+
+# SOURCE:DESTINATION:HOW, where HOW is a mode, "link" (SOURCE is the link's
+# target) or "pc" (SOURCE is a template, filled in).
+INSTALL_LIST := \
+	kmod/spindle.ko:$(MODDIR)/spindle.ko:644 \
+	scripts/udev/60-spindle.rules:$(UDEVDIR)/60-spindle.rules:644 \
+	uapi/linux/spindle.h:$(INCLUDEDIR)/linux/spindle.h:644 \
+	userspace/lib/libspindle.h:$(INCLUDEDIR)/spindle/libspindle.h:644 \
+	$(LIB)/libspindle.a:$(LIBDIR)/libspindle.a:644 \
+	$(LIB)/libspindle.so:$(LIBDIR)/libspindle.so.1:755 \
+	libspindle.so.1:$(LIBDIR)/libspindle.so:link \
+	userspace/lib/libspindle.pc.in:$(LIBDIR)/pkgconfig/libspindle.pc:pc \
+	$(BIN)/spindlectl:$(SBINDIR)/spindlectl:755 \
+	$(BIN)/spindle-bw:$(BINDIR)/spindle-bw:755 \
+	$(BIN)/spindle-lat:$(BINDIR)/spindle-lat:755 \
+	man/libspindle.3:$(MANDIR)/man3/libspindle.3:644 \
+	man/spindle.4:$(MANDIR)/man4/spindle.4:644 \
+	man/spindlectl.8:$(MANDIR)/man8/spindlectl.8:644
+
+# after install and uninstall, on the live system only
+POST_INSTALL := if [ -z '$(DESTDIR)' ]; then \
+		if [ -d /lib/modules/$(KVER) ]; then \
+			echo "  DEPMOD  $(KVER)"; depmod -a $(KVER); fi; \
+		echo "  LDCONFIG"; ldconfig; fi
+
+install: all
+	@set -e; for f in $(INSTALL_LIST); do \
+		src=$${f%%:*}; how=$${f##*:}; dst=$${f#*:}; \
+		dst='$(DESTDIR)'$${dst%:*}; \
+		echo "  INSTALL $$dst"; \
+		case $$how in \
+		link)	mkdir -p "$${dst%/*}"; ln -sfn "$$src" "$$dst" ;; \
+		pc)	mkdir -p "$${dst%/*}"; \
+			sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+			    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+			    -e 's|@VERSION@|$(SPINDLE_VERSION)|' "$$src" >"$$dst"; \
+			chmod 644 "$$dst" ;; \
+		*)	install -D -m "$$how" "$$src" "$$dst" ;; \
+		esac; \
+	done
+	@$(POST_INSTALL)
+
+uninstall:
+	@for f in $(INSTALL_LIST); do \
+		dst=$${f#*:}; dst='$(DESTDIR)'$${dst%:*}; \
+		if [ -e "$$dst" ] || [ -L "$$dst" ]; then \
+			echo "  RM      $$dst"; rm -f "$$dst"; fi; \
+	done
+	@d='$(DESTDIR)$(INCLUDEDIR)/spindle'; [ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"
+	@$(POST_INSTALL)
