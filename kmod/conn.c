@@ -1013,6 +1013,7 @@ int spindle_peer_init(struct spindle_group *g, u32 idx)
 	peer->stage = spindle_region_alloc((size_t)SPINDLE_SQ_DEPTH * peer->stage_entry);
 	if (!peer->stage)
 		return -ENOMEM;
+	g->pinned += peer->stage->size;
 	ret = spindle_region_dma_map(peer->stage, g->ibdev,
 				     g->ibdev->attrs.max_fast_reg_page_list_len);
 	if (ret)

@@ -15,6 +15,9 @@
 #include <linux/kthread.h>
 #include <linux/crc32.h>
 #include <linux/delay.h>
+#include <linux/sched/user.h>
+#include <linux/sched/signal.h>
+#include <linux/cred.h>
 
 #include "spindle.h"
 
@@ -122,6 +125,7 @@ static struct spindle_region *spindle_alloc_mapped(struct spindle_group *g,
 		*err = -ENOMEM;
 		return NULL;
 	}
+	g->pinned += reg->size;
 	if (g->cfg.nmembers > 1) {
 		*err = spindle_region_dma_map(reg, g->ibdev,
 					      g->ibdev->attrs.max_fast_reg_page_list_len);
@@ -194,6 +198,46 @@ static int spindle_sg_create(struct spindle_group *g, u32 s)
 	return 0;
 }
 
+/*
+ * Charge the group's memory (it stays resident, and processes map it) to
+ * RLIMIT_MEMLOCK of the user who brings it up, as io_uring does for its
+ * rings; CAP_IPC_LOCK is exempt.
+ */
+static int spindle_account(struct spindle_group *g)
+{
+	unsigned long pages = PAGE_ALIGN(g->pinned) >> PAGE_SHIFT;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct user_struct *user;
+	unsigned long cur, new;
+
+	if (capable(CAP_IPC_LOCK))
+		return 0;
+	user = get_uid(current_user());
+	do {
+		cur = atomic_long_read(&user->locked_vm);
+		new = cur + pages;
+		if (new > limit) {
+			pr_warn("group %u: needs %lu KiB of locked memory; RLIMIT_MEMLOCK allows %lu KiB, %lu KiB already in use\n",
+				g->id, pages << (PAGE_SHIFT - 10),
+				limit << (PAGE_SHIFT - 10), cur << (PAGE_SHIFT - 10));
+			free_uid(user);
+			return -ENOMEM;
+		}
+	} while (atomic_long_cmpxchg(&user->locked_vm, cur, new) != cur);
+	g->user = user;
+	g->charged = pages;
+	return 0;
+}
+
+static void spindle_unaccount(struct spindle_group *g)
+{
+	if (!g->user)
+		return;
+	atomic_long_sub(g->charged, &g->user->locked_vm);
+	free_uid(g->user);
+	g->user = NULL;
+}
+
 /* Every member must run the same configuration: all of it but self_id. */
 static u32 spindle_cfg_hash(const struct sp_group_cfg *cfg)
 {
@@ -243,6 +287,7 @@ static void spindle_group_free(struct spindle_group *g)
 	if (g->pd)
 		ib_dealloc_pd(g->pd);
 	spindle_view_free(g);
+	spindle_unaccount(g);
 	if (g->thread)
 		put_task_struct(g->thread);
 	kfree(g);
@@ -334,6 +379,9 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		if (ret)
 			goto fail;
 	}
+	ret = spindle_account(g);
+	if (ret)
+		goto fail;
 	for (s = 0; s < cfg->nsubgroups; s++) {
 		if (!g->sgs[s])
 			continue;

@@ -326,6 +326,11 @@ struct spindle_group {
 	u64 row_csum_gen;		/* row_gen the checksum is of */
 	u64 change_start;		/* ns: the running view change began */
 	u32 hostile;			/* enum spindle_hostile (debugfs, tests) */
+
+	/* pinned memory, charged to RLIMIT_MEMLOCK of who brought it up */
+	size_t pinned;			/* bytes of every region it made */
+	struct user_struct *user;	/* charged, or NULL (CAP_IPC_LOCK) */
+	unsigned long charged;		/* pages */
 };
 
 /*
