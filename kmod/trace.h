@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tracepoints of spindle.ko (trace.c defines them).  Enough to rebuild a
+ * timeline of a group: what each pass of the predicate thread published,
+ * received and delivered, per subgroup, and how views changed.
+ *
+ *   echo 1 > /sys/kernel/tracing/events/spindle/enable
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM spindle
+
+#if !defined(SPINDLE_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define SPINDLE_TRACE_H
+
+#include <linux/tracepoint.h>
+
+/* One sp_sg_publish(): headers published, and the data messages among them. */
+TRACE_EVENT(spindle_send_batch,
+	    TP_PROTO(u32 group, u32 subgroup, u32 hdrs, u32 msgs),
+	    TP_ARGS(group, subgroup, hdrs, msgs),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, subgroup)
+			     __field(u32, hdrs)
+			     __field(u32, msgs)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->subgroup = subgroup;
+			   __entry->hdrs = hdrs;
+			   __entry->msgs = msgs;
+	    ),
+	    TP_printk("group=%u subgroup=%u hdrs=%u msgs=%u",
+		      __entry->group, __entry->subgroup, __entry->hdrs,
+		      __entry->msgs)
+);
+
+/* One sp_sg_publish() that sent nulls: voided slots and null runs. */
+TRACE_EVENT(spindle_null_send,
+	    TP_PROTO(u32 group, u32 subgroup, u32 nulls),
+	    TP_ARGS(group, subgroup, nulls),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, subgroup)
+			     __field(u32, nulls)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->subgroup = subgroup;
+			   __entry->nulls = nulls;
+	    ),
+	    TP_printk("group=%u subgroup=%u nulls=%u",
+		      __entry->group, __entry->subgroup, __entry->nulls)
+);
+
+/* One sp_sg_receive(): headers taken from the peers. */
+TRACE_EVENT(spindle_recv_batch,
+	    TP_PROTO(u32 group, u32 subgroup, u32 hdrs),
+	    TP_ARGS(group, subgroup, hdrs),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, subgroup)
+			     __field(u32, hdrs)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->subgroup = subgroup;
+			   __entry->hdrs = hdrs;
+	    ),
+	    TP_printk("group=%u subgroup=%u hdrs=%u",
+		      __entry->group, __entry->subgroup, __entry->hdrs)
+);
+
+/* Messages handed to the consumers at once; seq is the first one's. */
+TRACE_EVENT(spindle_deliver_batch,
+	    TP_PROTO(u32 group, u32 subgroup, u64 seq, u32 msgs),
+	    TP_ARGS(group, subgroup, seq, msgs),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, subgroup)
+			     __field(u64, seq)
+			     __field(u32, msgs)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->subgroup = subgroup;
+			   __entry->seq = seq;
+			   __entry->msgs = msgs;
+	    ),
+	    TP_printk("group=%u subgroup=%u seq=%llu msgs=%u",
+		      __entry->group, __entry->subgroup, __entry->seq,
+		      __entry->msgs)
+);
+
+/* A member is suspected (or its connection reported lost). */
+TRACE_EVENT(spindle_suspect,
+	    TP_PROTO(u32 group, u32 member, const char *reason),
+	    TP_ARGS(group, member, reason),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, member)
+			     __string(reason, reason)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->member = member;
+			   __assign_str(reason, reason);
+	    ),
+	    TP_printk("group=%u member=%u reason=%s",
+		      __entry->group, __entry->member, __get_str(reason))
+);
+
+/*
+ * A step of a view change: "wedge" (the view that ends), "install" (the
+ * new view, after ms) or "fail" (this member stops, after ms).
+ */
+TRACE_EVENT(spindle_view_change,
+	    TP_PROTO(u32 group, const char *phase, u64 view, u64 members, u64 ms),
+	    TP_ARGS(group, phase, view, members, ms),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __string(phase, phase)
+			     __field(u64, view)
+			     __field(u64, members)
+			     __field(u64, ms)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __assign_str(phase, phase);
+			   __entry->view = view;
+			   __entry->members = members;
+			   __entry->ms = ms;
+	    ),
+	    TP_printk("group=%u phase=%s view=%llu members=%#llx ms=%llu",
+		      __entry->group, __get_str(phase), __entry->view,
+		      __entry->members, __entry->ms)
+);
+
+#endif /* SPINDLE_TRACE_H */
+
+/* out of tree: trace.c is built with -I$(src) (kmod/Kbuild) */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>
