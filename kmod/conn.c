@@ -261,6 +261,53 @@ static int spindle_create_qp(struct spindle_peer *peer, struct rdma_cm_id *id)
 	return 0;
 }
 
+static int spindle_peer_mrs(struct spindle_peer *peer);
+
+/*
+ * A member taken out of the view may come back, as a new incarnation of
+ * itself: before its next connection, drop what the last one registered
+ * and learned (an FRWR MR cannot be registered twice).  Process context;
+ * the kthread leaves a peer alone until it is READY again.
+ */
+static int spindle_peer_rearm(struct spindle_peer *peer)
+{
+	u32 s;
+
+	spindle_mrset_destroy(&peer->l_meta);
+	spindle_mrset_destroy(&peer->l_stage);
+	spindle_mrset_destroy(&peer->r_meta);
+	for (s = 0; s < SP_MAX_SUBGROUPS; s++) {
+		spindle_mrset_destroy(&peer->l_pay[s]);
+		spindle_mrset_destroy(&peer->r_pay[s]);
+		spindle_rregion_free(&peer->w_pay[s]);
+	}
+	spindle_rregion_free(&peer->w_meta);
+	kfree(peer->hello_ents);
+	peer->hello_ents = NULL;
+	peer->hello_total = 0;
+	peer->row_sent = 0;
+	peer->row_vc_sent = 0;
+	WRITE_ONCE(peer->rejoin, false);
+	pr_info("group %u: member %u may join again\n", peer->g->id, peer->id);
+	return spindle_peer_mrs(peer);
+}
+
+/**
+ * spindle_peer_allow_rejoin - a member left the view: wait for it to return
+ * @peer: the peer, FAILED, its QP in the error state
+ *
+ * The side that connects tries again every second; the other side accepts
+ * a new connection from it.
+ */
+void spindle_peer_allow_rejoin(struct spindle_peer *peer)
+{
+	if (READ_ONCE(peer->rejoin))
+		return;
+	WRITE_ONCE(peer->rejoin, true);
+	if (peer->active && !READ_ONCE(peer->g->stopping))
+		queue_delayed_work(system_wq, &peer->connect_work, HZ);
+}
+
 /* Park a failed attempt for the connect work to destroy, and retry. */
 static void spindle_retry(struct spindle_peer *peer, const char *why, int status)
 {
@@ -304,6 +351,14 @@ static void spindle_connect_work(struct work_struct *work)
 	int ret;
 
 	spin_lock_irqsave(&g->peer_lock, flags);
+	if (peer->active && READ_ONCE(peer->rejoin) && peer->cm_id) {
+		/* the connection of the incarnation that left */
+		peer->dead_id = peer->cm_id;
+		peer->dead_qp = peer->qp;
+		peer->cm_id = NULL;
+		peer->qp = NULL;
+		peer->state = SPINDLE_PEER_IDLE;
+	}
 	dead_id = peer->dead_id;
 	dead_qp = peer->dead_qp;
 	peer->dead_id = NULL;
@@ -313,6 +368,10 @@ static void spindle_connect_work(struct work_struct *work)
 
 	if (READ_ONCE(g->stopping) || !peer->active)
 		return;
+	if (READ_ONCE(peer->rejoin) && spindle_peer_rearm(peer)) {
+		spindle_retry(peer, "re-registering memory", -ENOMEM);
+		return;
+	}
 	id = rdma_create_id(&init_net, spindle_cm_handler_entry, &peer->ctx,
 			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id)) {
@@ -570,6 +629,7 @@ static int spindle_connect_request(struct spindle_group *g, struct rdma_cm_id *i
 	struct spindle_cm_priv priv;
 	struct spindle_peer *peer;
 	unsigned long flags;
+	bool rejoin;
 	int idx, ret;
 
 	idx = spindle_check_priv(g, id, ev->param.conn.private_data,
@@ -590,13 +650,14 @@ static int spindle_connect_request(struct spindle_group *g, struct rdma_cm_id *i
 		goto reject;
 	}
 	spin_lock_irqsave(&g->peer_lock, flags);
-	if (g->stopping || peer->state >= SPINDLE_PEER_CONNECTED) {
+	rejoin = peer->state == SPINDLE_PEER_FAILED && READ_ONCE(peer->rejoin);
+	if (g->stopping || (peer->state >= SPINDLE_PEER_CONNECTED && !rejoin)) {
 		spin_unlock_irqrestore(&g->peer_lock, flags);
 		pr_warn_ratelimited("group %u: second connection from member %u refused\n",
 				    g->id, peer->id);
 		goto reject;
 	}
-	if (peer->cm_id) {	/* an earlier attempt that never completed */
+	if (peer->cm_id) {	/* an earlier attempt, or the incarnation that left */
 		peer->dead_id = peer->cm_id;
 		peer->dead_qp = peer->qp;
 		queue_delayed_work(system_wq, &peer->connect_work, 0);
@@ -607,6 +668,10 @@ static int spindle_connect_request(struct spindle_group *g, struct rdma_cm_id *i
 	peer->connects++;
 	spin_unlock_irqrestore(&g->peer_lock, flags);
 
+	if (rejoin && spindle_peer_rearm(peer)) {
+		ret = -ENOMEM;
+		goto unpark;
+	}
 	id->context = &peer->ctx;
 	ret = spindle_create_qp(peer, id);
 	if (ret)
@@ -1018,6 +1083,17 @@ int spindle_peer_init(struct spindle_group *g, u32 idx)
 				     g->ibdev->attrs.max_fast_reg_page_list_len);
 	if (ret)
 		return ret;
+
+	return spindle_peer_mrs(peer);
+}
+
+/* The MRs of a peer's connection: what it writes into, what we write from. */
+static int spindle_peer_mrs(struct spindle_peer *peer)
+{
+	struct spindle_group *g = peer->g;
+	const struct sp_member_cfg *m = &g->cfg.members[peer->idx];
+	u32 me_id = g->cfg.members[g->me].id, idx = peer->idx, s;
+	int ret;
 
 	ret = spindle_mrset_init(&peer->l_meta, g->out_meta, g->pd,
 				 IB_ACCESS_LOCAL_WRITE);

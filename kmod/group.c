@@ -106,7 +106,7 @@ void spindle_group_check_active(struct spindle_group *g)
 {
 	u32 i;
 
-	if (READ_ONCE(g->state) != SPINDLE_GROUP_CONNECTING)
+	if (READ_ONCE(g->state) != SPINDLE_GROUP_CONNECTING || READ_ONCE(g->vc_on))
 		return;
 	for (i = 0; i < g->cfg.nmembers; i++)
 		if (i != g->me && READ_ONCE(g->peers[i]->state) != SPINDLE_PEER_READY)

@@ -159,6 +159,7 @@ struct spindle_peer {
 	u32 chain_cap;
 	u32 split_max;			/* most WRs one engine write becomes */
 	u64 blk_inflight[SP_MAX_SUBGROUPS];	/* sq position after a block push */
+	bool rejoin;			/* left the view: may come back */
 	u64 row_sent;			/* g->row_gen last queued to it */
 	u64 row_vc_sent;		/* g->vc.row_ver last queued to it */
 
@@ -369,6 +370,7 @@ void spindle_peer_destroy(struct spindle_peer *peer);
 void spindle_peer_free(struct spindle_peer *peer);
 int spindle_peer_make_ready(struct spindle_peer *peer);
 void spindle_peer_lost(struct spindle_peer *peer, const char *why);
+void spindle_peer_allow_rejoin(struct spindle_peer *peer);
 int spindle_cm_handler_entry(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 int spindle_peer_process_hello(struct spindle_peer *peer, void *buf, u32 len);
 void spindle_peer_post_recv(struct spindle_peer *peer, struct spindle_rxbuf *rx);
@@ -399,6 +401,8 @@ void spindle_view_push_rows(struct spindle_group *g);
 void spindle_member_lost(struct spindle_group *g, u32 idx, const char *why);
 u64 spindle_row_csum(struct spindle_group *g, void *row);
 void spindle_sg_init_view(struct spindle_sg *sg);
+void spindle_view_peer_ready(struct spindle_group *g, u32 idx);
+bool spindle_view_joining(struct spindle_group *g);
 
 /* debugfs.c */
 void spindle_debugfs_init(void);

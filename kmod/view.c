@@ -170,7 +170,8 @@ static void spindle_rows_intake(struct spindle_group *g, u64 now)
 		const struct sp_row_hdr *src;
 		struct sp_row_hdr *acc = &g->rows[m];
 
-		if (m == g->me || !sp_mask_has(g->vc.members | g->vc.next_members, m))
+		if (m == g->me || (g->vc.phase != SP_VC_JOINING &&
+				   !sp_mask_has(g->vc.members | g->vc.next_members, m)))
 			continue;
 		src = g->in_meta[m]->vaddr;
 		if (READ_ONCE(src->csum) == acc->csum &&
@@ -353,6 +354,42 @@ static void spindle_sg_trim(struct spindle_group *g, struct spindle_sg *sg, u64 
 		trim[r] = le64_to_cpu(a->v[n + sg->cfg_rank[r]]);
 }
 
+/*
+ * Where the new view's numbering starts: the messages of each sender and
+ * the ordered sequence delivered so far, over all views.  In the view area,
+ * for members that join.
+ */
+static void spindle_sg_bases(struct spindle_group *g, struct spindle_sg *sg, u64 view)
+{
+	struct sp_area_entry *a = spindle_my_area(g, sg->index);
+	u32 n = sg->cfg.nsenders, r;
+
+	for (r = 0; r < n; r++)
+		a->v[2 * n + r] = cpu_to_le64(sg->idx_base[r] + le64_to_cpu(a->v[n + r]));
+	a->seq_base = cpu_to_le64(sg->seq_base + sg->eng.dl_seq);
+	a->base_view = cpu_to_le64(view);
+	g->vc.row_ver++;
+}
+
+/* The bases of @view for subgroup @s: mine, or (joining) a member's. */
+static struct sp_area_entry *spindle_bases_of(struct spindle_group *g, u32 s,
+					      u64 view, sp_mask_t members)
+{
+	struct sp_area_entry *a = spindle_my_area(g, s);
+	u32 m;
+
+	if (le64_to_cpu(a->base_view) == view)
+		return a;
+	for (m = 0; m < g->cfg.nmembers; m++) {
+		if (m == g->me || !sp_mask_has(members, m) || !spindle_in_sg(g, s, m))
+			continue;
+		a = spindle_area(g, g->row_copy[m], s);
+		if (le64_to_cpu(a->base_view) == view)
+			return a;
+	}
+	return NULL;
+}
+
 static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 {
 	struct spindle_group *g = ctx;
@@ -376,6 +413,7 @@ static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 			ret = -EAGAIN;
 			continue;
 		}
+		spindle_sg_bases(g, sg, view);
 		sg->view_done = view;
 	}
 	return ret;
@@ -386,12 +424,13 @@ static void spindle_abandon(struct spindle_peer *peer)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	if (READ_ONCE(peer->state) == SPINDLE_PEER_FAILED && !peer->qp)
-		return;
+	if (READ_ONCE(peer->rejoin))
+		return;		/* done: it may be connecting again */
 	if (peer->qp)
 		ib_modify_qp(peer->qp, &attr, IB_QP_STATE);
 	spindle_peer_lost(peer, "removed from the view");
 	peer->sq_acked = peer->sq_posted;	/* flushed, not waited for */
+	spindle_peer_allow_rejoin(peer);
 }
 
 static bool spindle_vc_drain(void *ctx, sp_mask_t next)
@@ -460,7 +499,8 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 
 	/* what the old view delivered must be given back first */
 	for (s = 0; s < g->cfg.nsubgroups; s++)
-		if (g->sgs[s] && !spindle_sg_quiet(g->sgs[s]))
+		if (g->sgs[s] && (!spindle_sg_quiet(g->sgs[s]) ||
+				  !spindle_bases_of(g, s, view, members)))
 			return -EAGAIN;
 	vcfg = kmalloc(sizeof(*vcfg), GFP_KERNEL);
 	old = kmalloc(sizeof(*old), GFP_KERNEL);
@@ -495,18 +535,19 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 			       g->in_meta[i]->size - g->row_bytes);
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct spindle_sg *sg = g->sgs[s];
-		u64 trim[SP_MAX_MEMBERS];
-		u32 r;
+		struct sp_area_entry *b;
+		u32 r, n;
 
 		if (!sg)
 			continue;
-		spindle_sg_trim(g, sg, trim);
+		b = spindle_bases_of(g, s, view, members);
+		n = sg->cfg.nsenders;
 		spin_lock(&sg->lock);
 		*old = sg->eng;
-		for (r = 0; r < old->nsenders; r++)
-			sg->idx_base[sg->cfg_rank[r]] += trim[r];
+		for (r = 0; r < n; r++)
+			sg->idx_base[r] = le64_to_cpu(b->v[2 * n + r]);
+		sg->seq_base = le64_to_cpu(b->seq_base);
 		spindle_sg_wire(g, sg, &vcfg->subgroups[s], fresh[s]);
-		sg->seq_base += old->dl_seq;
 		sg->pos_base = round_up(sg->pos_base + old->pay_reserved, sg->cfg.window);
 		fresh[s]->stats = old->stats;
 		sg->eng = *fresh[s];
@@ -525,8 +566,20 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 {
 	struct spindle_group *g = ctx;
+	struct spindle_view_rec rec = {
+		.view_id = view,
+		.members = members,
+		.nmembers = sp_mask_count(members),
+	};
 	u32 i;
 
+	/* a joiner applied no trim: its view record comes here */
+	for (i = 0; i < g->cfg.nsubgroups; i++) {
+		if (g->sgs[i] && g->sgs[i]->view_done != view) {
+			spindle_sg_deliver_view(g->sgs[i], &rec);
+			g->sgs[i]->view_done = view;
+		}
+	}
 	for (i = 0; i < g->cfg.nmembers; i++)
 		g->hb_at[i] = ktime_get_ns();	/* a fresh start for the timeout */
 	WRITE_ONCE(g->view_id, view);
@@ -635,4 +688,61 @@ void spindle_view_push_rows(struct spindle_group *g)
 		peer->row_sent = g->row_gen;
 		peer->row_vc_sent = g->vc.row_ver;
 	}
+}
+
+/**
+ * spindle_view_peer_ready - a peer's connection is up (again)
+ * @g: group
+ * @idx: its member index
+ *
+ * A member outside the view that connects is a new incarnation asking to
+ * join: the next view change takes it in, in order with the messages.
+ */
+void spindle_view_peer_ready(struct spindle_group *g, u32 idx)
+{
+	if (!READ_ONCE(g->vc_on) || sp_mask_has(g->vc.members, idx))
+		return;
+	clear_bit(idx, &g->lost);
+	pr_info("group %u: member %u asks to join\n", g->id, g->cfg.members[idx].id);
+	sp_vc_local_join(&g->vc, idx);
+}
+
+/**
+ * spindle_view_joining - is this member coming into a running group?
+ * @g: a group still connecting
+ *
+ * A connected peer whose row shows a view that began without us means the
+ * group ran on without us: join it rather than wait for every member.
+ * Return: true when this member now asks to join.
+ */
+bool spindle_view_joining(struct spindle_group *g)
+{
+	u32 m;
+
+	if (READ_ONCE(g->vc_on))
+		return false;
+	for (m = 0; m < g->cfg.nmembers; m++) {
+		struct sp_row_hdr *row;
+		u64 view, members;
+
+		if (m == g->me || !spindle_peer_ready(g->peers[m]))
+			continue;
+		row = g->row_tmp;
+		memcpy(row, g->in_meta[m]->vaddr, g->row_bytes);
+		if (!row->csum || le64_to_cpu(row->csum) != spindle_row_csum(g, row))
+			continue;
+		view = le64_to_cpu(row->view_id);
+		members = le64_to_cpu(row->view_members);
+		if (!view || (view == 1 && sp_mask_has(members, g->me)))
+			continue;
+		pr_info("group %u: member %u is in view %llu: joining\n", g->id,
+			g->cfg.members[m].id, view);
+		sp_vc_init_joining(&g->vc, g->me, g->cfg.nmembers);
+		sp_vc_row_init(&g->vc, spindle_my_row(g), ktime_get_real_ns() | 1);
+		spindle_view_start(g);
+		g->change_start = ktime_get_ns();
+		spindle_group_set_state(g, SPINDLE_GROUP_VIEW_CHANGE);
+		return true;
+	}
+	return false;
 }

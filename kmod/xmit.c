@@ -601,21 +601,25 @@ static int spindle_pass(struct spindle_group *g)
 
 	atomic_set(&g->doorbell, 0);
 	work = spindle_poll_cq(g);
+	/* connections that came up: at the start, or members coming back */
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *peer = g->peers[i];
+
+		if (i == g->me || READ_ONCE(peer->state) != SPINDLE_PEER_CONNECTED)
+			continue;
+		/* pairs with the release in spindle_established() */
+		if (!smp_load_acquire(&peer->hello_sent) || !peer->hello_done)
+			continue;
+		if (!spindle_peer_make_ready(peer))
+			spindle_view_peer_ready(g, i);
+		work++;
+	}
 	state = READ_ONCE(g->state);
 	if (state == SPINDLE_GROUP_CONNECTING) {
-		for (i = 0; i < g->cfg.nmembers; i++) {
-			struct spindle_peer *peer = g->peers[i];
-
-			if (i == g->me || READ_ONCE(peer->state) != SPINDLE_PEER_CONNECTED)
-				continue;
-			/* pairs with the release in spindle_established() */
-			if (!smp_load_acquire(&peer->hello_sent) || !peer->hello_done)
-				continue;
-			spindle_peer_make_ready(peer);
-			work++;
-		}
 		spindle_group_check_active(g);
-		return work;
+		if (!spindle_view_joining(g))
+			return work;
+		state = READ_ONCE(g->state);
 	}
 	if (state != SPINDLE_GROUP_ACTIVE && state != SPINDLE_GROUP_FAILED &&
 	    state != SPINDLE_GROUP_VIEW_CHANGE)

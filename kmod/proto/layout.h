@@ -54,17 +54,21 @@ struct sp_row_hdr {
  *   snap_view, received[nsenders]	my received counts, as I wedged in
  *					snap_view (0: not a member)
  *   trim_view, trim_term, trim[nsenders]	the trim I proposed or hold
+ *   base_view, seq_base, base[nsenders]	where view base_view's numbering
+ *					starts (a joiner takes it from here)
  */
 static inline u32 sp_area_entry_size(u32 nsenders)
 {
-	return 8 * (3 + 2 * nsenders);
+	return 8 * (5 + 3 * nsenders);
 }
 
 struct sp_area_entry {
 	__le64 snap_view;
 	__le64 trim_view;
 	__le64 trim_term;
-	__le64 v[];		/* received[nsenders], trim[nsenders] */
+	__le64 base_view;
+	__le64 seq_base;
+	__le64 v[];		/* received[n], trim[n], base[n] */
 };
 
 struct sp_meta_layout {

@@ -12,6 +12,10 @@
 #   before the view record (nothing past the trim was delivered anywhere);
 #   two at once: the two left have no majority, form no view, and report
 #   the error (spindle-bw fails with EIO; the kernel says why);
+#   a guest whose Spindle dies (processes killed, module unloaded) and
+#   starts again: the others go on in view 2 without it, then take it back
+#   in view 3; it receives exactly what the others delivered after its
+#   join;
 #   a hostile guest (not killed) that starts writing garbage into its
 #   peers' memory through their keys: counters back to 0, a row naming
 #   strangers: the others reject it, log it once, and go on without it,
@@ -32,7 +36,7 @@ seed=${VIEWS_SEED:-$(( $(date +%s) % 1000 ))}
 rnd=$(( 8 + seed % 7 ))		# a kill time in 8..14 s, from the seed
 # name:victims:seconds[:hostile mode]
 scenarios="kill_member3:3:11 kill_leader0:0:13 kill_member2_random:2:$rnd kill_two_of_four:2,3:11
-hostile_counters_back:3:9:1 hostile_row:1:9:3"
+hostile_counters_back:3:9:1 hostile_row:1:9:3 rejoin_member3:3:7:rejoin"
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios; do
 		case ",$VIEWS_ONLY," in *",${sc%%:*},"*) echo "$sc" ;; esac
@@ -117,6 +121,46 @@ check_survivors() {	# DIR VICTIMS...
 	[ $ok = 1 ]
 }
 
+check_rejoin() {	# DIR NODE
+	local d=$1 x=$2 k ok=1 f
+	for k in 0 1 2 3; do
+		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
+			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null): $(cat "$d/node$k"/*.err 2>/dev/null | tail -n 2)"
+			ok=0
+		fi
+	done
+	for k in 0 1 2; do
+		[ "$k" = "$x" ] && continue
+		if ! grep -qx 'view 2 0,1,2' "$d/node$k/sg0.log" ||
+		   ! grep -qx 'view 3 0,1,2,3' "$d/node$k/sg0.log"; then
+			echo "# node $k: its log lacks 'view 2 0,1,2' then 'view 3 0,1,2,3'"
+			ok=0
+		fi
+		if ! cmp -s "$d/node0/sg0.log" "$d/node$k/sg0.log"; then
+			echo "# subgroup 0: node $k's log differs from node 0's"
+			ok=0
+		fi
+		t=$(sed -n 's/.*view 3 installed: .* after \([0-9]*\) ms.*/\1/p' "$d/node$k/dmesg.txt")
+		echo "# node $k: view 3 (the join) installed ${t:-never} ms after its change began"
+	done
+	# what the new incarnation delivered: everything the others delivered
+	# from view 3 on (its record may come before its reader started)
+	for f in sg0 sg5; do
+		k=1
+		if ! cmp -s <(seg "$d/node$k/$f.log" 2 | grep -v '^view' | sort) \
+			    <(grep -v '^view' "$d/node$x/$f.rejoin.log" | sort); then
+			echo "# $f: node $x's deliveries after its join differ from node $k's in view 3"
+			ok=0
+		fi
+		echo "# $f: node $x delivered $(grep -vc '^view' "$d/node$x/$f.rejoin.log") messages after joining; node $k $(seg "$d/node$k/$f.log" 2 | wc -l) in view 3"
+	done
+	if ! cmp -s <(seg "$d/node1/sg0.log" 2) <(grep -v '^view' "$d/node$x/sg0.rejoin.log"); then
+		echo "# sg0: node $x's ordered deliveries after its join are not in the others' order"
+		ok=0
+	fi
+	[ $ok = 1 ]
+}
+
 check_minority() {	# DIR
 	local d=$1 k ok=1
 	for k in 0 1; do
@@ -145,7 +189,10 @@ for sc in $scenarios; do
 	IFS=: read -r name victims at hmode <<<"$sc"
 	kills=()
 	hostile=()
-	if [ -n "$hmode" ]; then
+	if [ "$hmode" = rejoin ]; then
+		hostile=(rejoin "$victims" "$at")
+		echo "# $name: node $victims leaves at $at s and starts again"
+	elif [ -n "$hmode" ]; then
 		hostile=("$victims" "$hmode" "$at")
 		echo "# $name: node $victims turns hostile (mode $hmode) at $at s"
 	else
@@ -153,9 +200,22 @@ for sc in $scenarios; do
 		echo "# $name: kill ${victims} at ${at} s"
 	fi
 	d=$OUT/$name
-	scripts/vmcluster -n 4 --timeout $((SECS + 240)) --out "$d" "${kills[@]}" \
-		-- selftests/views-guest "$SECS" "${hostile[@]}" >"$d.log" 2>&1
+	secs=$SECS
+	[ "$hmode" = rejoin ] && secs=$((SECS + 8))
+	scripts/vmcluster -n 4 --timeout $((secs + 240)) --out "$d" "${kills[@]}" \
+		-- selftests/views-guest "$secs" "${hostile[@]}" >"$d.log" 2>&1
 	rc=$?
+	if [ "$hmode" = rejoin ]; then
+		if grep -q 'kernel splat' "$d.log"; then
+			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
+			result fail "$name"
+		elif check_rejoin "$d" "$victims"; then
+			result ok "$name"
+		else
+			result fail "$name"
+		fi
+		continue
+	fi
 	if [ -n "$hmode" ]; then
 		# the hostile guest is taken out: its own run fails, the others' not
 		rc=0

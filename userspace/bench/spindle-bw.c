@@ -35,6 +35,7 @@ static double run_seconds;
 /* across view changes: the receiver tells the sender */
 static volatile int own_end_seen;
 static volatile uint64_t views_seen;
+static int join_mode;		/* --join: the group ran before us */
 
 static void usage(FILE *f)
 {
@@ -42,7 +43,9 @@ static void usage(FILE *f)
 		"  --log FILE           log every delivered message\n"
 		"  --seconds S          send for S seconds instead of --messages\n"
 		"  --copy               copy each message in and out (not in place)\n"
-		"  --no-producer        send with SEND system calls, not the producer page\n",
+		"  --no-producer        send with SEND system calls, not the producer page\n"
+		"  --join               this node joins a running group: each sender's\n"
+		"                       first message may come late in its sequence\n",
 		bench_common_usage());
 }
 
@@ -121,9 +124,9 @@ static void *sender(void *arg)
  */
 static int skip_dropped(const void *p, const struct spindle_desc *d, uint64_t *next)
 {
-	uint64_t j;
+	uint64_t j, span = join_mode ? 1ULL << 24 : 8ULL * b.h.info.window + 64;
 
-	for (j = 1; j <= 8ULL * b.h.info.window + 64; j++) {
+	for (j = 1; j <= span; j++) {
 		if (!bench_check(p, d->len, d->rank, *next + j)) {
 			*next += j;
 			return 1;
@@ -145,8 +148,8 @@ static int message_ok(const void *p, const struct spindle_desc *d, uint64_t *nex
 
 /* A view record: log it; the senders that left will not end their runs. */
 static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
-			FILE *log, uint8_t *alive, const uint8_t *ended,
-			uint8_t *resync, uint32_t *live, uint32_t *ends)
+			FILE *log, uint8_t *alive, uint8_t *ended, uint8_t *resync,
+			uint64_t *next, uint32_t *live, uint32_t *ends)
 {
 	uint32_t r, i, first = 1;
 
@@ -171,6 +174,12 @@ static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
 			alive[r] = 0;
 			(*live)--;
 			*ends -= ended[r];
+		} else if (!alive[r] && in) {
+			/* it came back, a new incarnation: its messages start over */
+			alive[r] = 1;
+			(*live)++;
+			ended[r] = 0;
+			next[r] = 0;
 		}
 		resync[r] = 1;
 	}
@@ -226,6 +235,8 @@ int main(int argc, char **argv)
 			continue;
 		if (!strcmp(argv[i], "--copy")) {
 			copy_mode = 1;
+		} else if (!strcmp(argv[i], "--join")) {
+			join_mode = 1;
 		} else if (!strcmp(argv[i], "--no-producer")) {
 			use_producer = 0;
 		} else if (!strcmp(argv[i], "--seconds") && i + 1 < argc &&
@@ -284,8 +295,10 @@ int main(int argc, char **argv)
 		perror("spindle-bw: pthread_create");
 		return 1;
 	}
-	for (rk = 0; rk < h->info.nsenders; rk++)
+	for (rk = 0; rk < h->info.nsenders; rk++) {
 		alive[rk] = 1;
+		resync[rk] = join_mode;
+	}
 	live = h->info.nsenders;
 	while (delivered < expected && bench_now() < deadline &&
 	       (!run_seconds || ends < live)) {
@@ -306,7 +319,7 @@ int main(int argc, char **argv)
 			const void *p;
 
 			if (d->flags & SPINDLE_DESC_VIEW) {
-				view_record(h, d, log, alive, ended, resync, &live, &ends);
+				view_record(h, d, log, alive, ended, resync, next, &live, &ends);
 				delivered--;	/* not a message */
 				continue;
 			}
