@@ -736,7 +736,8 @@ int spindle_bind(struct spindle_group *g, struct sockaddr_storage *self)
 		return PTR_ERR(id);
 	ret = rdma_bind_addr(id, (struct sockaddr *)self);
 	if (ret) {
-		pr_warn("group %u: cannot bind %pISpc: %d\n", g->id, self, ret);
+		pr_warn_ratelimited("group %u: cannot bind %pISpc: %d\n", g->id, self,
+				    ret);
 		goto fail;
 	}
 	if (!id->device) {

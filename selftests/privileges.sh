@@ -17,8 +17,11 @@ CFG=$LOGDIR/privileges.conf
 G=51
 gen_config "$CFG" $G 7551 \
 	"subgroup 0 members all senders all window 64 max_msg 4096 mode ordered"
-CTL=/tmp/spindlectl.priv
-cp build/bin/spindlectl $CTL && chmod 755 $CTL
+# a copy nobody can run: /run is the guest's own tmpfs (/tmp may hold the
+# repository, read-only)
+PRIV=$(mktemp -d /run/spindle-priv.XXXXXX) && chmod 755 "$PRIV"
+CTL=$PRIV/spindlectl
+cp build/bin/spindlectl "$CTL" && chmod 755 "$CTL"
 AS_NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 NO_IPC_LOCK="setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock"
 
@@ -67,5 +70,5 @@ unload_clean() {
 }
 dmesg -C
 ktap_check "rmmod_tears_down_an_idle_group" unload_clean
-rm -f $CTL
+rm -rf "$PRIV"
 ktap_finish
