@@ -39,7 +39,7 @@ LIBSPINDLE_SRCS := userspace/lib/libspindle.c
 LIBSPINDLE_OBJ := $(LIB)/libspindle.o
 LIBSPINDLE_PIC := $(LIB)/libspindle.pic.o
 BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
-TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat
+TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat $(BIN)/spindle-counter
 
 .PHONY: all module userspace selftests unit check clean help print-kdir lint bench \
 	install uninstall
@@ -68,9 +68,14 @@ $(LIB)/libspindle.a: $(LIBSPINDLE_OBJ)
 $(LIB)/libspindle.so: $(LIBSPINDLE_PIC)
 	$(CC) -shared -Wl,-soname,libspindle.so.1 -o $@ $^
 
-$(BIN)/spindlectl: userspace/tools/spindlectl.c $(LIB)/libspindle.a
+$(BIN)/spindlectl: userspace/tools/spindlectl.c $(LIB)/libspindle.a VERSION
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -o $@ $< $(LIB)/libspindle.a
+	$(CC) $(CFLAGS_COMMON) -DSPINDLE_VERSION='"$(SPINDLE_VERSION)"' -o $@ $< $(LIB)/libspindle.a
+
+# the demo's replicated counter (scripts/demo); not installed
+$(BIN)/spindle-counter: userspace/tools/spindle-counter.c $(BENCH_COMMON) $(LIB)/libspindle.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< userspace/bench/common.c $(LIB)/libspindle.a -lpthread
 
 $(BIN)/spindle-%: userspace/bench/spindle-%.c $(BENCH_COMMON) $(LIB)/libspindle.a
 	@mkdir -p $(dir $@)

@@ -453,10 +453,47 @@ static bool spindle_group_drained(struct spindle_group *g)
 	return true;
 }
 
+/*
+ * Have the others caught up with this node: received (and, ordered,
+ * delivered) everything it has, and its counters all pushed?  A member
+ * that goes while they have not would make them change views for nothing.
+ * Read while the kthread runs: a hint, re-read until it holds.
+ */
+static bool spindle_group_settled(struct spindle_group *g)
+{
+	u32 s, m, r;
+
+	if (READ_ONCE(g->state) != SPINDLE_GROUP_ACTIVE)
+		return true;
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct spindle_sg *sg = g->sgs[s];
+		struct sp_sg *e;
+
+		if (!sg)
+			continue;
+		e = &sg->eng;
+		for (m = 0; m < e->nmembers; m++) {
+			if (m == e->me || !spindle_peer_ready(g->peers[sg->member_idx[m]]))
+				continue;
+			if (sp_sg_has_output(e, m))
+				return false;
+			if (e->mode == SP_MODE_ORDERED &&
+			    READ_ONCE(e->view[m].deliv_seq) < READ_ONCE(e->dl_seq))
+				return false;
+			for (r = 0; r < e->nsenders; r++)
+				if (READ_ONCE(e->view[m].received[r]) <
+				    READ_ONCE(e->rx[r].received))
+					return false;
+		}
+	}
+	return true;
+}
+
 /**
  * spindle_group_down - tear a group down
  * @g: group, already off the list
- * @timeout_ms: how long writes in flight may take to reach the peers
+ * @timeout_ms: how long the others may take to catch up with this node,
+ *	and its writes in flight to reach them
  */
 void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms)
 {
@@ -464,6 +501,11 @@ void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms)
 	unsigned long flags;
 	u32 i;
 
+	/* leave once the others have what this node has (within the timeout) */
+	while (!spindle_group_settled(g) && time_before(jiffies, deadline)) {
+		spindle_ring_doorbell(g);
+		usleep_range(1000, 2000);
+	}
 	spindle_debugfs_del(g);
 	spin_lock_irqsave(&g->peer_lock, flags);
 	WRITE_ONCE(g->stopping, true);
