@@ -47,8 +47,9 @@ static int spindle_cfg_reject(struct spindle_ctl_up *up, u32 field, u32 index,
 
 	up->err_field = field;
 	up->err_index = index;
-	pr_warn_ratelimited("group %u: configuration rejected: %s (entry %u)\n",
-			    up->group_id, name, index);
+	/* only CAP_NET_ADMIN gets here: every rejection is worth its line */
+	pr_warn("group %u: configuration rejected: %s (entry %u)\n",
+		up->group_id, name, index);
 	return err;
 }
 
