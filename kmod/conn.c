@@ -263,13 +263,8 @@ static int spindle_create_qp(struct spindle_peer *peer, struct rdma_cm_id *id)
 
 static int spindle_peer_mrs(struct spindle_peer *peer);
 
-/*
- * A member taken out of the view may come back, as a new incarnation of
- * itself: before its next connection, drop what the last one registered
- * and learned (an FRWR MR cannot be registered twice).  Process context;
- * the kthread leaves a peer alone until it is READY again.
- */
-static int spindle_peer_rearm(struct spindle_peer *peer)
+/* The MRs of a connection, and the keys the peer gave us for it. */
+static void spindle_peer_drop_keys(struct spindle_peer *peer)
 {
 	u32 s;
 
@@ -282,6 +277,17 @@ static int spindle_peer_rearm(struct spindle_peer *peer)
 		spindle_rregion_free(&peer->w_pay[s]);
 	}
 	spindle_rregion_free(&peer->w_meta);
+}
+
+/*
+ * A member taken out of the view may come back, as a new incarnation of
+ * itself: before its next connection, drop what the last one registered
+ * and learned (an FRWR MR cannot be registered twice).  Process context;
+ * the kthread leaves a peer alone until it is READY again.
+ */
+static int spindle_peer_rearm(struct spindle_peer *peer)
+{
+	spindle_peer_drop_keys(peer);
 	kfree(peer->hello_ents);
 	peer->hello_ents = NULL;
 	peer->hello_total = 0;
@@ -1165,20 +1171,12 @@ void spindle_peer_destroy(struct spindle_peer *peer)
 void spindle_peer_free(struct spindle_peer *peer)
 {
 	struct spindle_group *g;
-	u32 i, s;
+	u32 i;
 
 	if (!peer)
 		return;
 	g = peer->g;
-	spindle_mrset_destroy(&peer->l_meta);
-	spindle_mrset_destroy(&peer->l_stage);
-	spindle_mrset_destroy(&peer->r_meta);
-	for (s = 0; s < SP_MAX_SUBGROUPS; s++) {
-		spindle_mrset_destroy(&peer->l_pay[s]);
-		spindle_mrset_destroy(&peer->r_pay[s]);
-		spindle_rregion_free(&peer->w_pay[s]);
-	}
-	spindle_rregion_free(&peer->w_meta);
+	spindle_peer_drop_keys(peer);
 	spindle_region_put(peer->stage);
 	for (i = 0; i < SPINDLE_RQ_DEPTH; i++) {
 		if (!peer->rx[i].buf)

@@ -270,9 +270,8 @@ static int spindle_mark(struct spindle_file *f, const u32 *lens, u32 count)
 		if (lens[i] != SPINDLE_LEN_VOID && lens[i] > sg->cfg.max_msg)
 			return -EMSGSIZE;
 	spin_lock(&sg->lock);
-	ret = spindle_mark_errno(sg, 0);
-	if (ret == -ESTALE)
-		ret = 0;
+	/* the oldest reservation: stale ones were dropped before we came here */
+	ret = spindle_mark_errno(sg, f->res[f->res_head].first);
 	for (i = 0; !ret && i < count; i++) {
 		u64 pos = spindle_res_pop(f);
 

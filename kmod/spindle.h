@@ -387,7 +387,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 int spindle_peer_flush(struct spindle_peer *peer);
 void spindle_peer_queue_row(struct spindle_peer *peer, bool bell);
 bool spindle_sg_deliver_upto(struct spindle_sg *sg, const u64 *trim);
-bool spindle_sg_deliver_view(struct spindle_sg *sg, struct spindle_view_rec *rec);
+void spindle_sg_deliver_view(struct spindle_sg *sg, u64 view, u64 members);
 bool spindle_sg_quiet(struct spindle_sg *sg);
 void spindle_sg_consumers_reset(struct spindle_sg *sg);
 

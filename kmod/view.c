@@ -160,6 +160,18 @@ u64 spindle_row_csum(struct spindle_group *g, void *row)
 	return (u64)crc | 1ULL << 32;	/* never 0: 0 is "nothing written" */
 }
 
+/*
+ * Copy member @m's row and view area into g->row_tmp; false if the copy is
+ * torn (a write was landing) or nothing was written yet: take it next pass.
+ */
+static bool spindle_row_take(struct spindle_group *g, u32 m)
+{
+	struct sp_row_hdr *tmp = g->row_tmp;
+
+	memcpy(tmp, g->in_meta[m]->vaddr, g->row_bytes);
+	return tmp->csum && le64_to_cpu(tmp->csum) == spindle_row_csum(g, tmp);
+}
+
 /* Take the peers' rows that changed, checked. */
 static void spindle_rows_intake(struct spindle_group *g, u64 now)
 {
@@ -177,9 +189,8 @@ static void spindle_rows_intake(struct spindle_group *g, u64 now)
 		if (READ_ONCE(src->csum) == acc->csum &&
 		    READ_ONCE(src->heartbeat) == acc->heartbeat)
 			continue;
-		memcpy(tmp, src, g->row_bytes);
-		if (!tmp->csum || le64_to_cpu(tmp->csum) != spindle_row_csum(g, tmp))
-			continue;	/* torn, or not written yet: next pass */
+		if (!spindle_row_take(g, m))
+			continue;
 		if (sp_vc_row_check(acc, tmp, g->cfg.nmembers)) {
 			pr_warn_ratelimited("group %u: member %u wrote an invalid row: treating it as failed\n",
 					    g->id, g->cfg.members[m].id);
@@ -393,11 +404,6 @@ static struct sp_area_entry *spindle_bases_of(struct spindle_group *g, u32 s,
 static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 {
 	struct spindle_group *g = ctx;
-	struct spindle_view_rec rec = {
-		.view_id = view,
-		.members = members,
-		.nmembers = sp_mask_count(members),
-	};
 	int ret = 0;
 	u32 s;
 
@@ -408,11 +414,11 @@ static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 		if (!sg || sg->view_done == view)
 			continue;
 		spindle_sg_trim(g, sg, trim);
-		if (!spindle_sg_deliver_upto(sg, trim) ||
-		    !spindle_sg_deliver_view(sg, &rec)) {
+		if (!spindle_sg_deliver_upto(sg, trim)) {
 			ret = -EAGAIN;
 			continue;
 		}
+		spindle_sg_deliver_view(sg, view, members);
 		spindle_sg_bases(g, sg, view);
 		sg->view_done = view;
 	}
@@ -566,17 +572,12 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 {
 	struct spindle_group *g = ctx;
-	struct spindle_view_rec rec = {
-		.view_id = view,
-		.members = members,
-		.nmembers = sp_mask_count(members),
-	};
 	u32 i;
 
 	/* a joiner applied no trim: its view record comes here */
 	for (i = 0; i < g->cfg.nsubgroups; i++) {
 		if (g->sgs[i] && g->sgs[i]->view_done != view) {
-			spindle_sg_deliver_view(g->sgs[i], &rec);
+			spindle_sg_deliver_view(g->sgs[i], view, members);
 			g->sgs[i]->view_done = view;
 		}
 	}
@@ -727,10 +728,9 @@ bool spindle_view_joining(struct spindle_group *g)
 
 		if (m == g->me || !spindle_peer_ready(g->peers[m]))
 			continue;
-		row = g->row_tmp;
-		memcpy(row, g->in_meta[m]->vaddr, g->row_bytes);
-		if (!row->csum || le64_to_cpu(row->csum) != spindle_row_csum(g, row))
+		if (!spindle_row_take(g, m))
 			continue;
+		row = g->row_tmp;
 		view = le64_to_cpu(row->view_id);
 		members = le64_to_cpu(row->view_members);
 		if (!view || (view == 1 && sp_mask_has(members, g->me)))

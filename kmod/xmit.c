@@ -375,23 +375,26 @@ bool spindle_sg_deliver_upto(struct spindle_sg *sg, const u64 *trim)
 
 /**
  * spindle_sg_deliver_view - tell every consumer of the new view
- * @sg: subgroup, its old view delivered up to the trim
- * @rec: the view; own_delivered is filled in here
- *
- * Return: true (consumers always take it).
+ * @sg: subgroup, its old view delivered up to the trim (or joining)
+ * @view: the new view's id
+ * @members: its members
  */
-bool spindle_sg_deliver_view(struct spindle_sg *sg, struct spindle_view_rec *rec)
+void spindle_sg_deliver_view(struct spindle_sg *sg, u64 view, u64 members)
 {
+	struct spindle_view_rec rec = {
+		.view_id = view,
+		.members = members,
+		.nmembers = sp_mask_count(members),
+	};
 	struct spindle_consumer *c;
 
 	spin_lock(&sg->cons_lock);
-	rec->own_delivered = sg->own_delivered;
+	rec.own_delivered = sg->own_delivered;
 	list_for_each_entry(c, &sg->consumers, node)
 		if (c->ops->view)
-			c->ops->view(c, c->priv, rec);
+			c->ops->view(c, c->priv, &rec);
 	spin_unlock(&sg->cons_lock);
 	wake_up_all(&sg->recv_wq);
-	return true;
 }
 
 /* Has every consumer given back everything delivered to it? */

@@ -152,6 +152,10 @@ check_rejoin() {	# DIR NODE
 			echo "# $f: node $x's deliveries after its join differ from node $k's in view 3"
 			ok=0
 		fi
+		if [ "$(grep -vc '^view' "$d/node$x/$f.rejoin.log" 2>/dev/null)" -eq 0 ] 2>/dev/null; then
+			echo "# $f: node $x delivered nothing after joining"
+			ok=0
+		fi
 		echo "# $f: node $x delivered $(grep -vc '^view' "$d/node$x/$f.rejoin.log") messages after joining; node $k $(seg "$d/node$k/$f.log" 2 | wc -l) in view 3"
 	done
 	if ! cmp -s <(seg "$d/node1/sg0.log" 2) <(grep -v '^view' "$d/node$x/sg0.rejoin.log"); then
