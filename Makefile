@@ -4,6 +4,7 @@
 #
 #   make            module (kmod/spindle.ko), userspace, selftests
 #   make check      everything, then host unit tests and guest selftests
+#   make check-debug the guest selftests on a KASAN/lockdep/kmemleak kernel
 #   make module     just the kernel module (KDIR=... for another kernel)
 #   make unit       host unit tests of the protocol core (ASan + UBSan)
 #
@@ -41,7 +42,7 @@ LIBSPINDLE_PIC := $(LIB)/libspindle.pic.o
 BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat $(BIN)/spindle-counter
 
-.PHONY: all module userspace selftests unit check clean help print-kdir lint bench \
+.PHONY: all module userspace selftests unit check check-debug clean help print-kdir lint bench \
 	install uninstall
 
 all: module userspace selftests
@@ -96,6 +97,11 @@ $(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) 
 
 check: all
 	scripts/check
+
+# the guest stages again on a KASAN + lockdep + kmemleak kernel built from
+# Debian's linux-source-6.1 (scripts/debug-kernel; about half an hour on 2 cores)
+check-debug: all
+	scripts/check --debug
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

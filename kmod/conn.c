@@ -178,7 +178,7 @@ static void spindle_set_state(struct spindle_peer *peer, int state)
  */
 void spindle_peer_post_bells(struct spindle_peer *peer)
 {
-	struct ib_recv_wr wrs[32];
+	struct ib_recv_wr wrs[16];
 	u32 i, n;
 	int ret;
 
@@ -402,19 +402,32 @@ static void spindle_connect_work(struct work_struct *work)
 		spindle_retry(peer, "rdma_resolve_addr", ret);
 }
 
+/* What spindle_send_hello() registers: too big for the stack. */
+struct spindle_hello_sets {
+	struct spindle_mrset *sets[2 + 2 * SP_MAX_SUBGROUPS];
+	u32 regions[1 + SP_MAX_SUBGROUPS];
+};
+
 /* Queue the registrations and the hello on a fresh connection. */
 static int spindle_send_hello(struct spindle_peer *peer)
 {
 	struct spindle_group *g = peer->g;
-	struct spindle_mrset *sets[2 + 2 * SP_MAX_SUBGROUPS];
-	u32 regions[1 + SP_MAX_SUBGROUPS], nsets = 0, nreg = 0, nents = 0;
-	struct spindle_hello_ent *ents;
-	struct ib_reg_wr *regs;
+	struct spindle_hello_sets *hs;
+	struct spindle_mrset **sets;
+	u32 *regions, nsets = 0, nreg = 0, nents = 0;
+	struct spindle_hello_ent *ents = NULL;
+	struct ib_reg_wr *regs = NULL;
 	struct ib_send_wr *first = NULL, **link = &first;
-	struct ib_sge *sges;
-	struct ib_send_wr *sends;
+	struct ib_sge *sges = NULL;
+	struct ib_send_wr *sends = NULL;
 	u32 i, c, s, nregs = 0, nmsg;
 	int ret = -ENOMEM;
+
+	hs = kmalloc(sizeof(*hs), GFP_KERNEL);
+	if (!hs)
+		return -ENOMEM;
+	sets = hs->sets;
+	regions = hs->regions;
 
 	/* what we register: everything the peer writes into, everything we
 	 * write from towards it
@@ -440,7 +453,8 @@ static int spindle_send_hello(struct spindle_peer *peer)
 	if (nents > SPINDLE_HELLO_MAX_ENTS || nmsg + nregs > SPINDLE_SQ_DEPTH / 2) {
 		pr_err("group %u: %u memory chunks for member %u: too many\n",
 		       g->id, nents, peer->id);
-		return -E2BIG;
+		ret = -E2BIG;
+		goto out;
 	}
 
 	ents = kcalloc(nents, sizeof(*ents), GFP_KERNEL);
@@ -510,6 +524,7 @@ static int spindle_send_hello(struct spindle_peer *peer)
 		pr_warn("group %u: cannot post registration/hello to member %u: %d\n",
 			g->id, peer->id, ret);
 out:
+	kfree(hs);
 	kfree(ents);
 	kfree(regs);
 	kfree(sends);

@@ -277,6 +277,7 @@ static int spindle_fill_info(struct spindle_group *g,
 			   sizeof(struct spindle_member_info));
 	size_t ssz = min_t(size_t, gi->subgroup_info_size,
 			   sizeof(struct spindle_subgroup_info));
+	struct spindle_subgroup_info *si;
 
 	gi->group_id = g->id;
 	gi->state = READ_ONCE(g->state);
@@ -305,19 +306,24 @@ static int spindle_fill_info(struct spindle_group *g,
 				 i * gi->member_info_size, &mi, msz))
 			return -EFAULT;
 	}
+	/* about 1 KiB: not on the stack */
+	si = kmalloc(sizeof(*si), GFP_KERNEL);
+	if (!si)
+		return -ENOMEM;
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_subgroup_info si;
-
 		if (!g->sgs[s])
 			continue;
 		if (gi->subgroups && n < room_s) {
-			spindle_fill_sg_info(g->sgs[s], &si);
+			spindle_fill_sg_info(g->sgs[s], si);
 			if (copy_to_user(u64_to_user_ptr(gi->subgroups) +
-					 n * gi->subgroup_info_size, &si, ssz))
+					 n * gi->subgroup_info_size, si, ssz)) {
+				kfree(si);
 				return -EFAULT;
+			}
 		}
 		n++;
 	}
+	kfree(si);
 	gi->nsubgroups = n;
 	return 0;
 }

@@ -292,6 +292,7 @@ struct spindle_group {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
+	struct ib_wc wc[16];		/* the predicate thread's CQ batch */
 	spinlock_t peer_lock;		/* peer states, cm ids, state */
 	struct spindle_peer *peers[SP_MAX_MEMBERS];	/* by member index */
 	u32 npeers_ready;
@@ -345,6 +346,9 @@ enum spindle_hostile {
 	SPINDLE_HOSTILE_JUMP,		/* counters jump by 2^63 */
 	SPINDLE_HOSTILE_ROW,		/* a row naming strangers (checksum right) */
 	SPINDLE_HOSTILE_TORN,		/* rows torn for good (checksum wrong) */
+	SPINDLE_HOSTILE_LENGTH,		/* message headers: length over max */
+	SPINDLE_HOSTILE_NULLS,		/* null headers: count over the window */
+	SPINDLE_HOSTILE_HDR_TORN,	/* headers torn mid-write: kind garbled */
 };
 
 extern struct mutex spindle_groups_lock;

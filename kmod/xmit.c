@@ -109,6 +109,45 @@ static void spindle_hostile_row(struct spindle_group *g, struct sp_row_hdr *row)
 	}
 }
 
+/*
+ * ...or staged headers: every one of them, so that the first the peer
+ * takes is already bad.
+ */
+static void spindle_hostile_hdrs(struct spindle_group *g, struct sp_hdr *h, u32 n)
+{
+	u32 mode = READ_ONCE(g->hostile);
+
+	for (; n; n--, h++) {
+		switch (mode) {
+		case SPINDLE_HOSTILE_LENGTH:
+			h->kind = cpu_to_le16(SP_HDR_DATA);
+			h->count = 0;
+			h->len = cpu_to_le32(U32_MAX);
+			break;
+		case SPINDLE_HOSTILE_NULLS:
+			h->kind = cpu_to_le16(SP_HDR_NULLS);
+			h->count = cpu_to_le16(U16_MAX);
+			h->len = 0;
+			break;
+		case SPINDLE_HOSTILE_HDR_TORN:
+			h->kind = cpu_to_le16(0x5a5a);
+			break;
+		default:
+			return;
+		}
+	}
+}
+
+/* A hostile mode that garbles headers: send them from a staged copy. */
+static bool spindle_hostile_stages_hdrs(struct spindle_group *g,
+					const struct spindle_peer *peer, u32 len)
+{
+	u32 mode = READ_ONCE(g->hostile);
+
+	return unlikely(mode >= SPINDLE_HOSTILE_LENGTH) &&
+	       len <= peer->stage_entry && len % sizeof(struct sp_hdr) == 0;
+}
+
 /**
  * spindle_peer_queue - append one engine write to a peer's chain
  * @peer: a READY peer
@@ -142,6 +181,16 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		rr = &peer->w_meta;
 		loff = lay->hdr_off[s] + w->offset;
 		roff = loff;
+		if (spindle_hostile_stages_hdrs(g, peer, len)) {
+			void *st = peer->stage->vaddr +
+				   ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
+				   peer->stage_entry;
+
+			memcpy(st, g->out_meta->vaddr + loff, len);
+			spindle_hostile_hdrs(g, st, len / sizeof(struct sp_hdr));
+			lset = &peer->l_stage;
+			loff = st - peer->stage->vaddr;
+		}
 		break;
 	default: {
 		u64 pos = peer->sq_posted + peer->chain_len;
@@ -278,14 +327,15 @@ int spindle_peer_flush(struct spindle_peer *peer)
 	return n;
 }
 
+/* Only the predicate thread polls: the batch lives in the group. */
 static int spindle_poll_cq(struct spindle_group *g)
 {
-	struct ib_wc wc[16];
+	struct ib_wc *wc = g->wc;
 	int n, i, total = 0;
 
 	if (!g->cq)
 		return 0;
-	while (total < 256 && (n = ib_poll_cq(g->cq, ARRAY_SIZE(wc), wc)) > 0) {
+	while (total < 256 && (n = ib_poll_cq(g->cq, ARRAY_SIZE(g->wc), wc)) > 0) {
 		for (i = 0; i < n; i++)
 			wc[i].wr_cqe->done(g->cq, &wc[i]);
 		total += n;

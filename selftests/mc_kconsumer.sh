@@ -16,7 +16,7 @@ spindle_load || exit 1
 gen_config "$CFG" $G 7541 "subgroup 3 members all senders all window 24 max_msg 200 mode ordered"
 ktap_plan 5
 ktap_check "spindlectl_up" build/bin/spindlectl up "$CFG"
-ktap_check "sample_module_loads" insmod kmod/sample/spindle_sample.ko group=$G subgroup=3 count=$COUNT size=200
+ktap_check "sample_module_loads" insmod "$SPINDLE_SAMPLE_KO" group=$G subgroup=3 count=$COUNT size=200
 want=$((N * COUNT))
 i=0
 while [ "$(cat $P/delivered 2>/dev/null || echo 0)" -lt $want ] && [ $i -lt 600 ]; do

@@ -20,7 +20,9 @@
 # Files in the out folder (the host side is scripts/vmcluster):
 #   .spindle  host->guest  SPINDLE_NODE SPINDLE_NODES SPINDLE_ADDRS SPINDLE_OUT
 #                          addr (this guest's IPv4), repo (working directory),
-#                          timeout (bound of the waits for .go and .halt)
+#                          timeout (bound of the waits for .go and .halt),
+#                          load_module, spindle_ko (the module to insmod),
+#                          guest_modules (a host folder for /lib/modules)
 #   .cmd      host->guest  "set -- ARGS...", the command, shell-quoted
 #   .ready    guest->host  every peer answered ping
 #   .go       host->guest  every guest is ready
@@ -91,6 +93,11 @@ stage1() {
 		mount -t tmpfs -o mode=1777 tmpfs $r/dev/shm; }; then
 		fail "cannot mount proc, sys and dev in the chroot"
 	fi
+	# the debug kernel's modules (scripts/debug-kernel) stand in for the host's
+	if [ -n "${guest_modules:-}" ] &&
+		! mount -o bind "$r$guest_modules" $r/lib/modules; then
+		fail "cannot mount $guest_modules on /lib/modules"
+	fi
 	# optional: absent from some kernels
 	mount -t debugfs debugfs $r/sys/kernel/debug 2>/dev/null
 	mount -t tracefs tracefs $r/sys/kernel/tracing 2>/dev/null
@@ -147,7 +154,8 @@ stage2() {
 	# shellcheck source=/dev/null
 	. "$SPINDLE_OUT/.spindle"
 	: "${addr:?}" "${repo:?}" "${timeout:?}"
-	export SPINDLE_NODE SPINDLE_NODES SPINDLE_ADDRS SPINDLE_OUT SPINDLE_SHARED
+	SPINDLE_KO=${spindle_ko:-$repo/kmod/spindle.ko}
+	export SPINDLE_NODE SPINDLE_NODES SPINDLE_ADDRS SPINDLE_OUT SPINDLE_SHARED SPINDLE_KO
 
 	modprobe -a virtio_net crc32_generic rdma_rxe ib_core rdma_cm \
 		ib_uverbs rdma_ucm || fail "modprobe failed"
@@ -165,9 +173,9 @@ stage2() {
 		done
 		fail "after ${PEER_WAIT}s: no answer from:${down:- none}; $(rdma link show rxe0/1)"
 	fi
-	if [ "${load_module:-1}" = 1 ] && [ -f "$repo/kmod/spindle.ko" ]; then
+	if [ "${load_module:-1}" = 1 ] && [ -f "$SPINDLE_KO" ]; then
 		modprobe -a ib_core rdma_cm || fail "modprobe rdma_cm failed"
-		insmod "$repo/kmod/spindle.ko" || fail "insmod $repo/kmod/spindle.ko failed"
+		insmod "$SPINDLE_KO" || fail "insmod $SPINDLE_KO failed"
 	fi
 	: >"$SPINDLE_OUT/.ready"
 	wait_for "$timeout" test -e "$SPINDLE_OUT/.go" || fail "no go-ahead from the host"

@@ -3,11 +3,12 @@
 #
 # Build the initramfs that scripts/vmcluster boots its guests with:
 #
-#   scripts/lib/mkinitramfs.sh KVER OUTPUT
+#   scripts/lib/mkinitramfs.sh KVER OUTPUT [MODDIR]
 #
 # Contents: a static busybox (every applet linked in /bin), the modules
-# needed to mount the host's root over virtio-9p (copied from
-# /lib/modules/KVER, loaded in INIT_MODULES order by plain insmod), and
+# needed to mount the host's root over virtio-9p (copied from MODDIR,
+# default /lib/modules/KVER, loaded in INIT_MODULES order by plain insmod;
+# none for a kernel that has them built in), and
 # scripts/lib/guest-init.sh as /init.  /dev/console is not needed: the
 # kernel's built-in default initramfs already provides it.
 # Needs no privileges: cpio records every file as owned by root.
@@ -16,17 +17,20 @@ set -euo pipefail
 # Dependency order: each module only needs those before it.
 INIT_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev
 virtio_pci netfs fscache 9pnet 9pnet_virtio 9p"
+# ...of which a kernel may lack these (Debian's 9p uses them; the debug
+# kernel of scripts/debug-kernel has no fscache)
+OPTIONAL_MODULES="netfs fscache"
 
 die() {
 	echo "mkinitramfs: $*" >&2
 	exit 1
 }
 
-[ $# = 2 ] || die "usage: $0 KVER OUTPUT"
+[ $# = 2 ] || [ $# = 3 ] || die "usage: $0 KVER OUTPUT [MODDIR]"
 kver=$1
 output=$2
+moddir=${3:-/lib/modules/$kver}
 here=$(cd "$(dirname "$0")" && pwd -P)
-moddir=/lib/modules/$kver
 [ -f "$moddir/modules.dep" ] || die "$moddir/modules.dep not found"
 
 busybox=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
@@ -60,9 +64,11 @@ modpath() {
 for m in $INIT_MODULES; do
 	rel=$(modpath "$m")
 	if [ -z "$rel" ]; then
-		grep -q "/$m\.ko$" "$moddir/modules.builtin" 2>/dev/null ||
-			die "module $m not found for kernel $kver"
-		continue
+		grep -q "/$m\.ko$" "$moddir/modules.builtin" 2>/dev/null && continue
+		case " $OPTIONAL_MODULES " in
+		*" $m "*) continue ;;
+		esac
+		die "module $m not found for kernel $kver"
 	fi
 	dst=$stage/lib/modules/$m.ko
 	case "$rel" in

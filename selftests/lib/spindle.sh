@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for guest selftests (sourced).  Run from the repository root.
 SPINDLE_KO=${SPINDLE_KO:-$PWD/kmod/spindle.ko}
+# the sample kernel consumer is built next to spindle.ko (kmod/sample/)
+SPINDLE_SAMPLE_KO=${SPINDLE_KO%/*}/sample/spindle_sample.ko
+KMEMLEAK=/sys/kernel/debug/kmemleak
 
 spindle_loaded() {
 	grep -q '^spindle ' /proc/modules
@@ -70,4 +73,19 @@ gen_config() {
 			echo "$_l"
 		done
 	} >"$_f"
+}
+
+# kmemleak_reset: on a kmemleak kernel, forget what the kernel leaked
+# before this point (boot, earlier tests), so a later kmemleak_scan reports
+# only what happened since.  False (nothing done) without kmemleak.
+kmemleak_reset() {
+	[ -w "$KMEMLEAK" ] || return 1
+	echo scan >"$KMEMLEAK" && echo clear >"$KMEMLEAK"
+}
+
+# kmemleak_scan: scan now; print what kmemleak reports (empty: no leak).
+# kmemleak ignores objects younger than 5 s, hence the wait.
+kmemleak_scan() {
+	sleep 6
+	echo scan >"$KMEMLEAK" && cat "$KMEMLEAK"
 }

@@ -62,10 +62,18 @@ static void *sender(void *arg)
 	for (k = 0; run_seconds || k < b.o.messages; k++) {
 		int left = (int)((deadline - bench_now()) * 1000);
 		uint32_t len = b.o.size;
+		uint64_t views = views_seen, stale = h->stale;
 		void *p;
 
 		if (run_seconds && stop && bench_now() >= stop)
 			len = 0;		/* the end marker */
+		/*
+		 * A view change may drop the end marker: the view record
+		 * reports it, or (a slot reserved in a view that ended) the
+		 * library drops it as stale.  Both are counted from before
+		 * the slot is taken: the record may come before the flush
+		 * returns.
+		 */
 		p = spindle_get_slot(h, left > 0 ? left : 0);
 		if (!p) {
 			send_err = errno;
@@ -91,16 +99,13 @@ static void *sender(void *arg)
 		if (len)
 			sent_msgs++;
 		if (run_seconds && !len) {
-			/* a view change may drop our end marker: send it again */
-			uint64_t views = views_seen;
-
 			if (spindle_flush(h)) {
 				send_err = errno;
 				perror("spindle-bw: flush");
 				break;
 			}
 			while (!own_end_seen && bench_now() < deadline &&
-			       views == views_seen)
+			       views == views_seen && stale == h->stale)
 				usleep(1000);
 			if (own_end_seen || bench_now() >= deadline)
 				break;
