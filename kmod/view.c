@@ -596,11 +596,26 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 static void spindle_vc_fail(void *ctx, const char *why)
 {
 	struct spindle_group *g = ctx;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	u32 i;
 
 	pr_warn("group %u: this member stops: %s\n", g->id, why);
 	trace_spindle_view_change(g->id, "fail", g->vc.view, g->vc.members,
 				  (ktime_get_ns() - g->change_start) / NSEC_PER_MSEC);
 	spindle_group_set_state(g, SPINDLE_GROUP_FAILED);
+	/*
+	 * It writes nothing more in this group: stop its QPs at once, or
+	 * the NIC goes on retrying writes into peers that moved on (soft
+	 * RoCE did so from softirq until the CPU locked up).
+	 */
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *peer = g->peers[i];
+
+		if (i == g->me || !peer || !peer->qp || READ_ONCE(peer->rejoin))
+			continue;
+		ib_modify_qp(peer->qp, &attr, IB_QP_STATE);
+		peer->sq_acked = peer->sq_posted;	/* flushed, not waited for */
+	}
 }
 
 static const struct sp_vc_ops spindle_vc_ops = {
