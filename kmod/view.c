@@ -425,29 +425,17 @@ static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 	return ret;
 }
 
-/*
- * Move @peer's QP to the error state: nothing more goes out or comes in,
- * and what was posted is flushed, not waited for.  False if the peer is
- * connecting again (a rejoin): its QP is not ours to stop.
- */
-static bool spindle_peer_stop_qp(struct spindle_peer *peer)
+/* Stop writing to @peer and refuse its writes, at once. */
+static void spindle_abandon(struct spindle_peer *peer)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
 	if (READ_ONCE(peer->rejoin))
-		return false;
+		return;		/* done: it may be connecting again */
 	if (peer->qp)
 		ib_modify_qp(peer->qp, &attr, IB_QP_STATE);
-	peer->sq_acked = peer->sq_posted;
-	return true;
-}
-
-/* Stop writing to @peer and refuse its writes, at once. */
-static void spindle_abandon(struct spindle_peer *peer)
-{
-	if (!spindle_peer_stop_qp(peer))
-		return;		/* done: it may be connecting again */
 	spindle_peer_lost(peer, "removed from the view");
+	peer->sq_acked = peer->sq_posted;	/* flushed, not waited for */
 	spindle_peer_allow_rejoin(peer);
 }
 
@@ -608,6 +596,7 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 static void spindle_vc_fail(void *ctx, const char *why)
 {
 	struct spindle_group *g = ctx;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	u32 i;
 
 	pr_warn("group %u: this member stops: %s\n", g->id, why);
@@ -619,9 +608,14 @@ static void spindle_vc_fail(void *ctx, const char *why)
 	 * the NIC goes on retrying writes into peers that moved on (soft
 	 * RoCE did so from softirq until the CPU locked up).
 	 */
-	for (i = 0; i < g->cfg.nmembers; i++)
-		if (i != g->me && g->peers[i])
-			spindle_peer_stop_qp(g->peers[i]);
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *peer = g->peers[i];
+
+		if (i == g->me || !peer || !peer->qp || READ_ONCE(peer->rejoin))
+			continue;
+		ib_modify_qp(peer->qp, &attr, IB_QP_STATE);
+		peer->sq_acked = peer->sq_posted;	/* flushed, not waited for */
+	}
 }
 
 static const struct sp_vc_ops spindle_vc_ops = {

@@ -75,13 +75,6 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 			       const struct spindle_rregion *rr, u64 roff, u32 len,
 			       bool bell, u32 imm);
 
-/* The staging slot of the next send queue entry (a snapshot for the NIC). */
-static u64 spindle_stage_off(const struct spindle_peer *peer)
-{
-	return ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
-	       peer->stage_entry;
-}
-
 /* The hostile-peer test (enum spindle_hostile): garble a staged block. */
 static void spindle_hostile_block(struct spindle_group *g, struct sp_block *b)
 {
@@ -189,7 +182,9 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		loff = lay->hdr_off[s] + w->offset;
 		roff = loff;
 		if (spindle_hostile_stages_hdrs(g, peer, len)) {
-			void *st = peer->stage->vaddr + spindle_stage_off(peer);
+			void *st = peer->stage->vaddr +
+				   ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
+				   peer->stage_entry;
 
 			memcpy(st, g->out_meta->vaddr + loff, len);
 			spindle_hostile_hdrs(g, st, len / sizeof(struct sp_hdr));
@@ -197,15 +192,18 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 			loff = st - peer->stage->vaddr;
 		}
 		break;
-	default:
+	default: {
+		u64 pos = peer->sq_posted + peer->chain_len;
+
 		lset = &peer->l_stage;
 		rr = &peer->w_meta;
-		loff = spindle_stage_off(peer);
+		loff = (pos % SPINDLE_SQ_DEPTH) * peer->stage_entry;
 		roff = lay->block_off[s];
 		memcpy(peer->stage->vaddr + loff, sg->eng.blocks[sg->eng.me], len);
 		if (unlikely(READ_ONCE(g->hostile)))
 			spindle_hostile_block(g, peer->stage->vaddr + loff);
 		break;
+	}
 	}
 
 	n = spindle_queue_range(peer, lset, loff, rr, roff, len, bell, s);
@@ -281,7 +279,8 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 {
 	struct spindle_group *g = peer->g;
-	u64 loff = spindle_stage_off(peer);
+	u64 loff = ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
+		   peer->stage_entry;
 
 	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
 	if (unlikely(READ_ONCE(g->hostile)))
