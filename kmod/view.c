@@ -182,8 +182,10 @@ static void spindle_rows_intake(struct spindle_group *g, u64 now)
 		const struct sp_row_hdr *src;
 		struct sp_row_hdr *acc = &g->rows[m];
 
-		if (m == g->me || (g->vc.phase != SP_VC_JOINING &&
-				   !sp_mask_has(g->vc.members | g->vc.next_members, m)))
+		/* a member already lost is not read again (nor logged again) */
+		if (m == g->me || test_bit(m, &g->lost) ||
+		    (g->vc.phase != SP_VC_JOINING &&
+		     !sp_mask_has(g->vc.members | g->vc.next_members, m)))
 			continue;
 		src = g->in_meta[m]->vaddr;
 		if (READ_ONCE(src->csum) == acc->csum &&

@@ -98,6 +98,7 @@ static void spindle_hostile_row(struct spindle_group *g, struct sp_row_hdr *row)
 {
 	switch (READ_ONCE(g->hostile)) {
 	case SPINDLE_HOSTILE_ROW:
+		pr_warn_once("group %u: hostile: a row naming strangers\n", g->id);
 		row->suspects = cpu_to_le64(1ULL << 40);
 		row->csum = cpu_to_le64(spindle_row_csum(g, row));
 		break;
@@ -117,6 +118,8 @@ static void spindle_hostile_hdrs(struct spindle_group *g, struct sp_hdr *h, u32 
 {
 	u32 mode = READ_ONCE(g->hostile);
 
+	pr_warn_once("group %u: hostile (mode %u): garbling %u headers\n",
+		     g->id, mode, n);
 	for (; n; n--, h++) {
 		switch (mode) {
 		case SPINDLE_HOSTILE_LENGTH:
@@ -138,14 +141,21 @@ static void spindle_hostile_hdrs(struct spindle_group *g, struct sp_hdr *h, u32 
 	}
 }
 
-/* A hostile mode that garbles headers: send them from a staged copy. */
-static bool spindle_hostile_stages_hdrs(struct spindle_group *g,
-					const struct spindle_peer *peer, u32 len)
+/*
+ * A hostile mode that garbles headers sends them from a staged copy: as
+ * many whole headers as a staging slot holds, and none after them (the
+ * peer takes the first one and rejects it; a header write never takes
+ * more send queue entries than it would have).  Returns the bytes to
+ * stage, or 0 when the write goes out as it is.
+ */
+static u32 spindle_hostile_stages_hdrs(struct spindle_group *g,
+				       const struct spindle_peer *peer, u32 len)
 {
-	u32 mode = READ_ONCE(g->hostile);
-
-	return unlikely(mode >= SPINDLE_HOSTILE_LENGTH) &&
-	       len <= peer->stage_entry && len % sizeof(struct sp_hdr) == 0;
+	if (likely(READ_ONCE(g->hostile) < SPINDLE_HOSTILE_LENGTH) ||
+	    len % sizeof(struct sp_hdr))
+		return 0;
+	return min_t(u32, len, peer->stage_entry / sizeof(struct sp_hdr) *
+			       sizeof(struct sp_hdr));
 }
 
 /**
@@ -181,11 +191,13 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		rr = &peer->w_meta;
 		loff = lay->hdr_off[s] + w->offset;
 		roff = loff;
-		if (spindle_hostile_stages_hdrs(g, peer, len)) {
+		n = spindle_hostile_stages_hdrs(g, peer, len);
+		if (n) {
 			void *st = peer->stage->vaddr +
 				   ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
 				   peer->stage_entry;
 
+			len = n;
 			memcpy(st, g->out_meta->vaddr + loff, len);
 			spindle_hostile_hdrs(g, st, len / sizeof(struct sp_hdr));
 			lset = &peer->l_stage;
@@ -678,6 +690,13 @@ static int spindle_pass(struct spindle_group *g)
 	    state != SPINDLE_GROUP_VIEW_CHANGE)
 		return work;
 	work += spindle_view_pass(g);
+	/*
+	 * Rows first: a heartbeat or a view change must not wait behind a
+	 * stream that fills the send queues (it would be suspected, or a
+	 * hostile row read seconds late).  Again after the subgroups, for
+	 * what they changed.
+	 */
+	spindle_view_push_rows(g);
 	for (s = 0; s < g->cfg.nsubgroups && spindle_view_engines_run(g); s++)
 		if (g->sgs[s])
 			work += spindle_sg_pass(g, g->sgs[s],

@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 	struct spindle_handle *h;
 	uint32_t ends = 0, live = 0, rk;
 	uint8_t ended[SPINDLE_MAX_MEMBERS] = { 0 }, resync[SPINDLE_MAX_MEMBERS] = { 0 };
-	uint8_t alive[SPINDLE_MAX_MEMBERS];
+	uint8_t alive[SPINDLE_MAX_MEMBERS] = { 0 };
 	uint8_t *dst = NULL;
 	pthread_t th;
 	FILE *log = NULL;
@@ -413,6 +413,11 @@ int main(int argc, char **argv)
 	if (!run_seconds && delivered < expected && !err)
 		fprintf(stderr, "spindle-bw: timed out: %" PRIu64 " of %" PRIu64 " delivered\n",
 			delivered, expected);
+	if (run_seconds && ends != live && !err)
+		fprintf(stderr, "spindle-bw: stopped with %u of %u live senders ended (%s)\n",
+			ends, live, bench_now() >= deadline ? "timed out" : "count mismatch");
+	if (bad)
+		fprintf(stderr, "spindle-bw: %" PRIu64 " bad messages\n", bad);
 	if (run_seconds)
 		return ends == live && !bad && !send_err && !err ? 0 : 1;
 	return delivered == expected && !bad && !send_err && !err ? 0 : 1;
