@@ -100,6 +100,12 @@ stage1() {
 	fi
 	# optional: absent from some kernels
 	mount -t debugfs debugfs $r/sys/kernel/debug 2>/dev/null
+	# kmemleak's own scans (every 10 min, the first a minute after boot)
+	# would take the one vCPU for a long while in the middle of a test,
+	# under KASAN and TCG; stage2 asks for a scan after the command instead
+	if [ -w $r/sys/kernel/debug/kmemleak ]; then
+		echo scan=off >$r/sys/kernel/debug/kmemleak
+	fi
 	mount -t tracefs tracefs $r/sys/kernel/tracing 2>/dev/null
 	for spec in /run:0755 /tmp:1777 /var/tmp:1777 /root:0700; do
 		d=${spec%:*}
