@@ -35,6 +35,11 @@ OUT=${1:-build/views}
 SECS=16
 [ -n "${SPINDLE_VM_KERNEL:-}" ] && SECS=30
 SECS=${VIEWS_SECONDS:-$SECS}
+# --kill times count from the guest's command start, the streams from after
+# module load and group set-up: 2-3 s on Debian's kernel, ~15 s on the
+# debug kernel, where a kill at 8 s came before the group was up
+KILL_DELAY=0
+[ -n "${SPINDLE_VM_KERNEL:-}" ] && KILL_DELAY=15
 BOUND_MS=${VIEWS_BOUND_MS:-10000}
 # seconds each run may take beyond its stream: boot, teardown, the final
 # kmemleak scan (the debug kernel boots in a minute and scans for longer)
@@ -235,8 +240,8 @@ for sc in $scenarios; do
 		hostile=("$victims" "$hmode" "$at")
 		echo "# $name: node $victims turns hostile (mode $hmode) at $at s"
 	else
-		for v in ${victims//,/ }; do kills+=(--kill "$v@$at"); done
-		echo "# $name: kill ${victims} at ${at} s"
+		for v in ${victims//,/ }; do kills+=(--kill "$v@$((at + KILL_DELAY))"); done
+		echo "# $name: kill ${victims} at ${at} s (+${KILL_DELAY} s of set-up)"
 	fi
 	d=$OUT/$name
 	secs=$SECS
