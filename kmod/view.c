@@ -427,15 +427,21 @@ static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 	return ret;
 }
 
-/* Stop writing to @peer and refuse its writes, at once. */
-static void spindle_abandon(struct spindle_peer *peer)
+/* Move @peer's QP to the error state: what was posted is flushed. */
+static void spindle_peer_stop_qp(struct spindle_peer *peer)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	if (READ_ONCE(peer->rejoin))
-		return;		/* done: it may be connecting again */
 	if (peer->qp)
 		ib_modify_qp(peer->qp, &attr, IB_QP_STATE);
+}
+
+/* Stop writing to @peer and refuse its writes, at once. */
+static void spindle_abandon(struct spindle_peer *peer)
+{
+	if (READ_ONCE(peer->rejoin))
+		return;		/* done: it may be connecting again */
+	spindle_peer_stop_qp(peer);
 	spindle_peer_lost(peer, "removed from the view");
 	peer->sq_acked = peer->sq_posted;	/* flushed, not waited for */
 	spindle_peer_allow_rejoin(peer);
@@ -598,7 +604,6 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 static void spindle_vc_fail(void *ctx, const char *why)
 {
 	struct spindle_group *g = ctx;
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	u32 i;
 
 	pr_warn("group %u: this member stops: %s\n", g->id, why);
@@ -615,7 +620,7 @@ static void spindle_vc_fail(void *ctx, const char *why)
 
 		if (i == g->me || !peer || !peer->qp || READ_ONCE(peer->rejoin))
 			continue;
-		ib_modify_qp(peer->qp, &attr, IB_QP_STATE);
+		spindle_peer_stop_qp(peer);
 		peer->sq_acked = peer->sq_posted;	/* flushed, not waited for */
 	}
 }

@@ -75,6 +75,16 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 			       const struct spindle_rregion *rr, u64 roff, u32 len,
 			       bool bell, u32 imm);
 
+/*
+ * The staging slot of the next send queue entry: what the NIC reads from
+ * it is a snapshot, reused only after that entry completed.
+ */
+static u64 spindle_stage_off(const struct spindle_peer *peer)
+{
+	return ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
+	       peer->stage_entry;
+}
+
 /* The hostile-peer test (enum spindle_hostile): garble a staged block. */
 static void spindle_hostile_block(struct spindle_group *g, struct sp_block *b)
 {
@@ -193,9 +203,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		roff = loff;
 		n = spindle_hostile_stages_hdrs(g, peer, len);
 		if (n) {
-			void *st = peer->stage->vaddr +
-				   ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
-				   peer->stage_entry;
+			void *st = peer->stage->vaddr + spindle_stage_off(peer);
 
 			len = n;
 			memcpy(st, g->out_meta->vaddr + loff, len);
@@ -204,18 +212,15 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 			loff = st - peer->stage->vaddr;
 		}
 		break;
-	default: {
-		u64 pos = peer->sq_posted + peer->chain_len;
-
+	default:
 		lset = &peer->l_stage;
 		rr = &peer->w_meta;
-		loff = (pos % SPINDLE_SQ_DEPTH) * peer->stage_entry;
+		loff = spindle_stage_off(peer);
 		roff = lay->block_off[s];
 		memcpy(peer->stage->vaddr + loff, sg->eng.blocks[sg->eng.me], len);
 		if (unlikely(READ_ONCE(g->hostile)))
 			spindle_hostile_block(g, peer->stage->vaddr + loff);
 		break;
-	}
 	}
 
 	n = spindle_queue_range(peer, lset, loff, rr, roff, len, bell, s);
@@ -291,8 +296,7 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 {
 	struct spindle_group *g = peer->g;
-	u64 loff = ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
-		   peer->stage_entry;
+	u64 loff = spindle_stage_off(peer);
 
 	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
 	if (unlikely(READ_ONCE(g->hostile)))

@@ -5,6 +5,13 @@ SPINDLE_KO=${SPINDLE_KO:-$PWD/kmod/spindle.ko}
 SPINDLE_SAMPLE_KO=${SPINDLE_KO%/*}/sample/spindle_sample.ko
 KMEMLEAK=/sys/kernel/debug/kmemleak
 
+# on_debug_kernel: is this guest on scripts/debug-kernel's kernel (KASAN,
+# lockdep, kmemleak; its LOCALVERSION), where everything runs slower?
+on_debug_kernel() {
+	case "$(uname -r)" in *-spindle-debug) return 0 ;; esac
+	return 1
+}
+
 spindle_loaded() {
 	grep -q '^spindle ' /proc/modules
 }
