@@ -257,8 +257,8 @@ static void sp_update_recv_seq(struct sp_sg *sg)
 	u64 rcv[SP_MAX_MEMBERS];
 	u32 r;
 
-	if (sg->mode != SP_MODE_ORDERED)
-		return;
+	if (sg->mode != SP_MODE_ORDERED || sg->wedged)
+		return;		/* wedged: see sp_sg_receive() */
 	for (r = 0; r < sg->nsenders; r++)
 		rcv[r] = sg->rx[r].received;
 	sp_blk_set(sg, &sp_my_block(sg)->recv_seq,
@@ -465,7 +465,13 @@ int sp_sg_receive(struct sp_sg *sg)
 		for (h = rx->hdr_seen; h < pub; h++)
 			if (sp_take_hdr(sg, r, h))
 				return -EPROTO;
-		sp_blk_set(sg, &sp_blk_received(blk)[r], rx->received);
+		/*
+		 * Wedged, what I announce stays what I had as I wedged (my
+		 * snapshot, which the trim is taken from): a member still
+		 * delivering must not count on messages past it.
+		 */
+		if (!sg->wedged)
+			sp_blk_set(sg, &sp_blk_received(blk)[r], rx->received);
 	}
 	for (m = 0; m < sg->nmembers; m++)
 		if (m != sg->me && sp_take_view(sg, m))

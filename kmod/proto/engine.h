@@ -226,7 +226,7 @@ struct sp_sg {
 	u32 max_publish;		/* headers per sp_sg_publish() */
 	u32 max_receive;		/* headers per sp_sg_receive() */
 	bool no_nulls;			/* never send nulls */
-	bool wedged;			/* the view is ending: publish nothing */
+	bool wedged;			/* view ending: no publishing, received frozen */
 
 	/* error report */
 	s32 fault_member;		/* member position, or -1 */

@@ -429,7 +429,7 @@ static inline int sim_pass(struct sim *s, u32 i)
 	work += ret;
 	work += sp_sg_publish(sg);
 	/* wedged means no delivery either, until the trim (see vc.h) */
-	if (!s->views || nd->vc.phase == SP_VC_NORMAL) {
+	if ((!s->views || nd->vc.phase == SP_VC_NORMAL) && !sg->wedged) {
 		do {
 			n = sp_sg_deliver(sg, d, 64);
 			if (sim_record(s, i, d, n))

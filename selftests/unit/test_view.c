@@ -195,6 +195,75 @@ TEST(one_of_four_killed_survivors_agree_unordered)
 }
 
 /*
+ * Members wedge one at a time, each putting its received counts in its
+ * view area as it does (the snapshot the trim is taken from), while the
+ * others go on receiving and delivering.  Nothing anyone delivered may lie
+ * past the trim: a wedged member's block must not announce, for others'
+ * delivery, more than its snapshot holds.
+ */
+static int staggered_wedge(struct kt *_t, u32 mode, long rounds, u64 seed)
+{
+	static struct sim s;
+	u64 snap[4][SIM_MAX_NODES], trim[SIM_MAX_NODES];
+	u32 i, r, n;
+	int ret = -1;
+
+	(void)_t;
+	if (sim_init(&s, 4, all4, 4, mode, 5, 24, seed))
+		return -1;
+	n = s.node[0].sg.nsenders;
+	for (i = 0; i < 4; i++)
+		s.node[i].to_send = 400;
+	if (sim_run(&s, rounds) < 0)
+		goto out;
+	for (i = 0; i < 4; i++) {
+		struct sp_sg *sg = &s.node[i].sg;
+
+		for (r = 0; r < n; r++)
+			snap[i][r] = sg->rx[r].received;
+		sg->wedged = true;
+		if (sim_run(&s, 5 + sim_below(&s, 20)) < 0)
+			goto out;
+	}
+	if (sim_run(&s, 100000) < 0)
+		goto out;
+	for (r = 0; r < n; r++)
+		trim[r] = ~0ULL;
+	for (i = 0; i < 4; i++)
+		sp_trim_merge(trim, snap[i], n);
+	for (i = 0; i < 4; i++)
+		if (apply_trim(&s, i, trim, _t))
+			goto out;
+	for (i = 1; i < 4; i++) {
+		if (agree(&s, 0, i, 1)) {
+			TH_LOG("seed %llu: node %u delivered past the trim or short of it",
+			       (unsigned long long)seed, i);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	sim_free(&s);
+	return ret;
+}
+
+TEST(staggered_wedge_nothing_past_the_trim_ordered)
+{
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++)
+		ASSERT_EQ(staggered_wedge(_t, SP_MODE_ORDERED, 20 + 23 * seed, seed), 0);
+}
+
+TEST(staggered_wedge_nothing_past_the_trim_unordered)
+{
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++)
+		ASSERT_EQ(staggered_wedge(_t, SP_MODE_UNORDERED, 20 + 23 * seed, seed), 0);
+}
+
+/*
  * A later leader, over fewer survivors and later counts, finds a trim at
  * least as long.  But a trim cannot be applied in steps: delivering up to
  * a shorter one skips the sequence numbers of a sender's messages past it.
