@@ -82,7 +82,7 @@ seg() {
 }
 
 check_survivors() {	# DIR VICTIMS...
-	local d=$1 k v ok=1 ref5= ids= t s0 s f
+	local d=$1 k v ok=1 ref5= ids= t s0 s f got
 	shift
 	local victims=" $* "
 	local surv=()
@@ -134,11 +134,11 @@ check_survivors() {	# DIR VICTIMS...
 			[ -f "$d/node$v/$f.log" ] && [ -n "$s0" ] || continue
 			# the last line may be cut short by the kill; an empty log
 			# (killed before its stream began) would check nothing
-			if [ "$(head -n -1 "$d/node$v/$f.log" | grep -vc '^view')" = 0 ]; then
+			got=$(head -n -1 "$d/node$v/$f.log" | grep -v '^view' | sort)
+			if [ -z "$got" ]; then
 				echo "# $f: node $v's log holds no delivery: nothing to check against the survivors"
 				ok=0
-			elif [ -n "$(comm -23 <(head -n -1 "$d/node$v/$f.log" | grep -v '^view' | sort) \
-					      <(seg "$d/node$s0/$f.log" 0 | sort) | head -n 1)" ]; then
+			elif [ -n "$(comm -23 <(echo "$got") <(seg "$d/node$s0/$f.log" 0 | sort) | head -n 1)" ]; then
 				echo "# $f: killed node $v delivered messages the survivors did not deliver in view 1"
 				ok=0
 			fi

@@ -146,7 +146,6 @@ static int kill_and_trim(struct kt *_t, u32 mode, u32 victim, long rounds, u64 s
 	u64 trim[SIM_MAX_NODES];
 	int ret = -1;
 
-	(void)_t;
 	if (sim_init(&s, 4, all4, 4, mode, 5, 24, seed))
 		return -1;
 	for (i = 0; i < 4; i++)

@@ -16,8 +16,8 @@
  * so not logged): the logs of all members must be identical in ordered
  * mode, and each sender's lines in FIFO order in unordered mode.  The log
  * is flushed at most LOG_FLUSH_S after a delivery, so a guest killed
- * outright loses at most that much of it (stdio's own buffer on 9p is the
- * mount's msize, which could hold a whole short run).
+ * outright loses at most that much of it (left to stdio, a killed guest's
+ * log lost its whole unflushed buffer: one subgroup's log came out empty).
  */
 #include <errno.h>
 #include <inttypes.h>
