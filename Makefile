@@ -2,19 +2,32 @@
 #
 # Spindle top-level build.
 #
-#   make            module (kmod/spindle.ko), userspace, selftests
-#   make check      everything, then host unit tests and guest selftests
-#   make check-debug the guest selftests on a KASAN/lockdep/kmemleak kernel
-#   make module     just the kernel module (KDIR=... for another kernel)
+#   make            module, userspace, selftests
+#   make check      everything, then host unit tests and the guest selftests
+#                   on every supported kernel (scripts/check)
+#   make check-debug the guest selftests on debug kernels (KASAN, lockdep,
+#                   kmemleak; scripts/debug-kernel)
+#   make module     just the kernel module, for KVER
+#   make modules    the module for every supported kernel that is installed
 #   make unit       host unit tests of the protocol core (ASan + UBSan)
 #
-# The kernel module builds against KDIR, by default the headers of the kernel
-# that scripts/kver picks (the running one if its headers are installed,
-# else the newest installed Debian kernel: the QEMU test bed's).
+# The module builds for KVER (make KVER=... or SPINDLE_KVER=...), by default
+# the kernel scripts/kver picks and names: the running kernel if its headers
+# are installed, else the newest installed generic Debian kernel.  KDIR=
+# builds against another tree.  Objects go to build/kmod/KVER/kmod/, one
+# folder per kernel, so that builds for several kernels never mix.
 
-KVER ?= $(shell scripts/kver)
+ifeq ($(origin KVER),undefined)
+ifneq ($(origin KDIR),undefined)
+KVER := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+else
+KVER := $(shell scripts/kver)
+endif
+endif
 KDIR ?= /lib/modules/$(KVER)/build
 O_BUILD := build
+KOBJ := $(O_BUILD)/kmod/$(KVER)
+KO := $(KOBJ)/kmod/spindle.ko
 
 CC ?= gcc
 CFLAGS_COMMON := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wshadow \
@@ -42,16 +55,24 @@ LIBSPINDLE_PIC := $(LIB)/libspindle.pic.o
 BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat $(BIN)/spindle-counter
 
-.PHONY: all module userspace selftests unit check check-debug clean help print-kdir lint bench \
-	install uninstall
+.PHONY: all module modules userspace selftests unit check check-debug clean help print-kdir \
+	print-ko lint bench install uninstall
 
 all: module userspace selftests
 
 help:
-	@sed -n '3,13p' Makefile
+	@sed -n '3,19p' Makefile
 
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 SPINDLE_WERROR=$(or $(SPINDLE_WERROR),1) modules
+	@test -n '$(KVER)' || { echo 'make: no kernel to build for (scripts/setup)'; exit 1; }
+	@echo "  MODULE  spindle.ko for $(KVER) in $(KOBJ)"
+	@scripts/lib/sync-tree.sh $(KOBJ)
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KOBJ) W=1 SPINDLE_WERROR=$(or $(SPINDLE_WERROR),1) modules
+
+modules:
+	@set -e; scripts/kver --lanes | while read -r lane kver; do \
+		if [ "$$kver" = - ]; then echo "  MODULE  $$lane: not installed (scripts/setup)"; \
+		else $(MAKE) --no-print-directory module KVER=$$kver; fi; done
 
 userspace: $(TOOLS) $(LIB)/libspindle.a $(LIB)/libspindle.so
 
@@ -98,17 +119,19 @@ $(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) 
 check: all
 	scripts/check
 
-# the guest stages again on a KASAN + lockdep + kmemleak kernel built from
-# Debian's linux-source-6.1 (scripts/debug-kernel; about half an hour on 2 cores)
+# the guest stages again on KASAN + lockdep + kmemleak kernels built from
+# Debian's linux-source-6.1 and -6.12 (scripts/debug-kernel; hours on 2 cores)
 check-debug: all
 	scripts/check --debug
 
 clean:
-	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(O_BUILD)
 
 print-kdir:
 	@echo $(KDIR)
+
+print-ko:
+	@echo $(KO)
 
 bench:
 	scripts/bench
@@ -138,7 +161,7 @@ SPINDLE_VERSION := $(shell cat VERSION)
 # SOURCE:DESTINATION:HOW, where HOW is a mode, "link" (SOURCE is the link's
 # target) or "pc" (SOURCE is a template, filled in).
 INSTALL_LIST := \
-	kmod/spindle.ko:$(MODDIR)/spindle.ko:644 \
+	$(KO):$(MODDIR)/spindle.ko:644 \
 	scripts/udev/60-spindle.rules:$(UDEVDIR)/60-spindle.rules:644 \
 	uapi/linux/spindle.h:$(INCLUDEDIR)/linux/spindle.h:644 \
 	userspace/lib/libspindle.h:$(INCLUDEDIR)/spindle/libspindle.h:644 \

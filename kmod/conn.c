@@ -511,7 +511,7 @@ static int spindle_send_hello(struct spindle_peer *peer)
 			/* one signaled request covers the whole setup */
 			sends[i].send_flags = IB_SEND_SIGNALED;
 			sends[i].wr_cqe = &peer->hello_sig.cqe;
-			peer->hello_sig.upto = nregs + nmsg;
+			peer->hello_sig.acks_to = nregs + nmsg;
 		}
 		*link = &sends[i];
 		link = &sends[i].next;
@@ -842,8 +842,8 @@ static void spindle_sig_done(struct ib_cq *cq, struct ib_wc *wc)
 		spindle_wc_error(peer, wc, "write");
 		return;
 	}
-	if (sig->upto > peer->sq_acked)
-		peer->sq_acked = sig->upto;
+	if (sig->acks_to > peer->sq_acked)
+		peer->sq_acked = sig->acks_to;
 }
 
 /* Expected size of region @r of what @peer gives us to write into. */

@@ -29,11 +29,11 @@
 #include <linux/vmalloc.h>
 
 #include "spindle.h"
+#include "spindle_compat.h"
 
 #define SPINDLE_MMAP_SHIFT	32
 
 static dev_t spindle_devt;
-static struct class *spindle_class;
 static struct cdev spindle_cdev;
 static DEFINE_MUTEX(spindle_minor_lock);
 static DEFINE_IDR(spindle_minors);
@@ -600,7 +600,7 @@ static int spindle_mmap_producer(struct spindle_file *f, struct vm_area_struct *
 	reg = sg->prod_reg;
 	kref_get(&reg->ref);
 	spin_unlock(&sg->lock);
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	ret = remap_vmalloc_range(vma, reg->vaddr, 0);
 	if (ret) {
 		spindle_region_put(reg);
@@ -635,9 +635,9 @@ static int spindle_mmap(struct file *file, struct vm_area_struct *vma)
 		/* another sender's ring: never writable, not even later */
 		if (vma->vm_flags & VM_WRITE)
 			return -EACCES;
-		vma->vm_flags &= ~VM_MAYWRITE;
+		vm_flags_clear(vma, VM_MAYWRITE);
 	}
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	ret = remap_vmalloc_range(vma, reg->vaddr, 0);
 	if (ret)
 		return ret;
@@ -655,7 +655,7 @@ static const struct file_operations spindle_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = spindle_mmap,
 	.poll = spindle_poll,
-	.llseek = no_llseek,
+	/* no .llseek: nonseekable_open() makes lseek() fail with ESPIPE */
 };
 
 static ssize_t group_id_show(struct device *dev, struct device_attribute *attr,
@@ -683,12 +683,17 @@ static struct attribute *spindle_dev_attrs[] = {
 };
 ATTRIBUTE_GROUPS(spindle_dev);
 
-static char *spindle_devnode(struct device *dev, umode_t *mode)
+static char *spindle_devnode(SPINDLE_DEVNODE_CONST struct device *dev, umode_t *mode)
 {
 	if (mode)
 		*mode = 0660;
 	return NULL;
 }
+
+static struct class spindle_class = {
+	.name = "spindle",
+	.devnode = spindle_devnode,
+};
 
 /**
  * spindle_sgdev_add - create /dev/spindleN for a subgroup
@@ -707,7 +712,7 @@ int spindle_sgdev_add(struct spindle_sg *sg)
 	if (minor < 0)
 		return minor;
 	sg->minor = minor;
-	dev = device_create_with_groups(spindle_class, NULL,
+	dev = device_create_with_groups(&spindle_class, NULL,
 					MKDEV(MAJOR(spindle_devt), minor), sg,
 					spindle_dev_groups, "spindle%d", minor);
 	if (IS_ERR(dev)) {
@@ -723,7 +728,7 @@ void spindle_sgdev_del(struct spindle_sg *sg)
 	if (sg->minor < 0)
 		return;
 	if (sg->dev)
-		device_destroy(spindle_class, MKDEV(MAJOR(spindle_devt), sg->minor));
+		device_destroy(&spindle_class, MKDEV(MAJOR(spindle_devt), sg->minor));
 	mutex_lock(&spindle_minor_lock);
 	idr_remove(&spindle_minors, sg->minor);
 	mutex_unlock(&spindle_minor_lock);
@@ -738,12 +743,9 @@ int spindle_sgdev_init(void)
 	ret = alloc_chrdev_region(&spindle_devt, 0, SPINDLE_MAX_MINORS, "spindle");
 	if (ret)
 		return ret;
-	spindle_class = class_create(THIS_MODULE, "spindle");
-	if (IS_ERR(spindle_class)) {
-		ret = PTR_ERR(spindle_class);
+	ret = class_register(&spindle_class);
+	if (ret)
 		goto unregister;
-	}
-	spindle_class->devnode = spindle_devnode;
 	cdev_init(&spindle_cdev, &spindle_fops);
 	spindle_cdev.owner = THIS_MODULE;
 	ret = cdev_add(&spindle_cdev, spindle_devt, SPINDLE_MAX_MINORS);
@@ -751,7 +753,7 @@ int spindle_sgdev_init(void)
 		goto destroy;
 	return 0;
 destroy:
-	class_destroy(spindle_class);
+	class_unregister(&spindle_class);
 unregister:
 	unregister_chrdev_region(spindle_devt, SPINDLE_MAX_MINORS);
 	return ret;
@@ -760,7 +762,7 @@ unregister:
 void spindle_sgdev_exit(void)
 {
 	cdev_del(&spindle_cdev);
-	class_destroy(spindle_class);
+	class_unregister(&spindle_class);
 	unregister_chrdev_region(spindle_devt, SPINDLE_MAX_MINORS);
 	idr_destroy(&spindle_minors);
 }

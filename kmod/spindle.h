@@ -124,7 +124,7 @@ struct spindle_rxbuf {
 struct spindle_sig {
 	struct ib_cqe cqe;
 	struct spindle_peer *peer;
-	u64 upto;			/* sq_posted when this WR was posted */
+	u64 acks_to;			/* its completion: every entry before is done */
 };
 
 struct spindle_peer {

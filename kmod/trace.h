@@ -14,6 +14,8 @@
 
 #include <linux/tracepoint.h>
 
+#include "spindle_compat.h"
+
 /* One sp_sg_publish(): headers published, and the data messages among them. */
 TRACE_EVENT(spindle_send_batch,
 	    TP_PROTO(u32 group, u32 subgroup, u32 hdrs, u32 msgs),
@@ -94,7 +96,7 @@ TRACE_EVENT(spindle_suspect,
 	    ),
 	    TP_fast_assign(__entry->group = group;
 			   __entry->member = member;
-			   __assign_str(reason, reason);
+			   spindle_assign_str(reason, reason);
 	    ),
 	    TP_printk("group=%u member=%u reason=%s",
 		      __entry->group, __entry->member, __get_str(reason))
@@ -114,7 +116,7 @@ TRACE_EVENT(spindle_view_change,
 			     __field(u64, ms)
 	    ),
 	    TP_fast_assign(__entry->group = group;
-			   __assign_str(phase, phase);
+			   spindle_assign_str(phase, phase);
 			   __entry->view = view;
 			   __entry->members = members;
 			   __entry->ms = ms;

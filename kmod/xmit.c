@@ -65,7 +65,7 @@ static void spindle_signal(struct spindle_peer *peer, u32 i)
 	u64 pos = peer->sq_posted + i;
 	struct spindle_sig *sig = &peer->sigs[pos % SPINDLE_SQ_DEPTH];
 
-	sig->upto = pos + 1;
+	sig->acks_to = pos + 1;
 	peer->chain[i].wr.send_flags |= IB_SEND_SIGNALED;
 	peer->chain[i].wr.wr_cqe = &sig->cqe;
 }

@@ -160,7 +160,7 @@ stage2() {
 	# shellcheck source=/dev/null
 	. "$SPINDLE_OUT/.spindle"
 	: "${addr:?}" "${repo:?}" "${timeout:?}"
-	SPINDLE_KO=${spindle_ko:-$repo/kmod/spindle.ko}
+	SPINDLE_KO=${spindle_ko:-$repo/build/kmod/$(uname -r)/kmod/spindle.ko}
 	export SPINDLE_NODE SPINDLE_NODES SPINDLE_ADDRS SPINDLE_OUT SPINDLE_SHARED SPINDLE_KO
 
 	modprobe -a virtio_net crc32_generic rdma_rxe ib_core rdma_cm \

@@ -11,6 +11,10 @@
 # Like the kernel's scripts/extract-vmlinux: look for each compressor's magic
 # in the bzImage and keep the first offset that decompresses to an ELF.
 set -euo pipefail
+# bytes, not characters: in a UTF-8 locale bash's read takes a magic's
+# 0xfd for the start of a long sequence and swallows the newline after it
+# (zstd's magic, 28 b5 2f fd: Debian's 6.12 kernels are zstd-compressed)
+export LC_ALL=C
 
 die() {
 	echo "mkvmlinux: $*" >&2

@@ -4,10 +4,12 @@
 # DESTDIR writes exactly the expected files; a program that includes
 # <linux/spindle.h> and <spindle/libspindle.h> builds with pkg-config,
 # linked shared and static, and runs; the man pages render without
-# warnings; DKMS adds, builds and removes the module from a copy of the
-# tree; make uninstall removes every file it installed.  Everything it
-# writes is under one temporary directory, removed on exit: DKMS runs with
-# its source and build trees there, not in /usr/src and /var/lib/dkms.
+# warnings; one `dkms install` builds and installs the module for every
+# installed kernel from a copy of the tree, and removes it again; make
+# uninstall removes every file it installed.  Everything it writes is under
+# one temporary directory, removed on exit: DKMS runs with its source,
+# build and install trees there, not in /usr/src, /var/lib/dkms and
+# /lib/modules.
 # shellcheck disable=SC2317 # functions run through ktap_check
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -23,7 +25,7 @@ mok_before=$([ -e "$MOK" ] && echo yes)
 cleanup() {
 	[ ! -d "$TMP/dkms/spindle" ] ||
 		dkms remove "spindle/$VERSION" --all --sourcetree "$TMP/src" \
-			--dkmstree "$TMP/dkms" >/dev/null 2>&1
+			--dkmstree "$TMP/dkms" --installtree "$TMP/mods" >/dev/null 2>&1
 	# dkms ignored mok_signing_key and made its own key: take it away
 	[ -n "$mok_before" ] || [ ! -e "$MOK" ] || rm -f "$MOK" /var/lib/dkms/mok.pub
 	rm -rf "$TMP"
@@ -173,39 +175,56 @@ for page in libspindle:3 spindle:4 spindlectl:8; do
 done
 
 # ---- DKMS, from a copy of the tree as dkms.conf says ----
+# One `dkms install` builds and installs spindle.ko for every kernel with
+# headers on this machine (Debian 12's 6.1, 6.12 and 6.12-rt when
+# scripts/setup ran), as it does again for a kernel installed later.
 dkms_ok() {
-	local d=(--sourcetree "$TMP/src" --dkmstree "$TMP/dkms")
+	local d=(--sourcetree "$TMP/src" --dkmstree "$TMP/dkms" --installtree "$TMP/mods")
 	local src="$TMP/src/spindle-$VERSION"
-	local ko rc
+	local k ks=() kargs=() ko rc
 
-	ko="$TMP/dkms/spindle/$VERSION/$KVER/$(uname -m)/module/spindle.ko"
-
-	mkdir -p "$src" "$TMP/dkms" && cp -r Kbuild VERSION dkms.conf kmod uapi "$src/" ||
-		return 1
+	for k in $(ls -d /lib/modules/*/build 2>/dev/null | sort -V); do
+		k=${k#/lib/modules/}
+		k=${k%/build}
+		ks+=("$k")
+		kargs+=(-k "$k")
+		mkdir -p "$TMP/mods/$k"	# the install tree's /lib/modules/$k
+	done
+	ktap_diag "dkms: kernels ${ks[*]}"
+	[ ${#ks[@]} -gt 0 ] || { ktap_diag "no kernel headers installed"; return 1; }
+	mkdir -p "$src" "$TMP/dkms" "$TMP/mods" &&
+		cp -r Kbuild VERSION dkms.conf kmod uapi "$src/" || return 1
 	export mok_signing_key="$TMP/mok.key" mok_certificate="$TMP/mok.pub"
-	dkms add "spindle/$VERSION" -k "$KVER" "${d[@]}" >"$TMP/dkms.log" 2>&1 &&
-		dkms build "spindle/$VERSION" -k "$KVER" "${d[@]}" >>"$TMP/dkms.log" 2>&1
+	dkms add "spindle/$VERSION" "${d[@]}" >"$TMP/dkms.log" 2>&1 &&
+		dkms install "spindle/$VERSION" "${kargs[@]}" "${d[@]}" >>"$TMP/dkms.log" 2>&1
 	rc=$?
-	ktap_diag "dkms: $(dkms status "${d[@]}" 2>&1 | head -n 1)"
+	dkms status "${d[@]}" 2>&1 | grep -v readelf | sed 's/^/# dkms status: /'
 	if [ "$rc" != 0 ]; then
 		diag_tail "$TMP/dkms.log" 5
-		diag_tail "$TMP/dkms/spindle/$VERSION/build/make.log"
+		for k in "${ks[@]}"; do
+			diag_tail "$TMP/dkms/spindle/$VERSION/build/make.log"
+		done
 		return 1
 	fi
-	case "$(modinfo -F vermagic "$ko" 2>/dev/null)" in
-	"$KVER "*) ;;
-	*) ktap_diag "no spindle.ko for $KVER in the DKMS tree"; return 1 ;;
-	esac
+	for k in "${ks[@]}"; do
+		ko=$(find "$TMP/mods/$k" -name 'spindle.ko*' 2>/dev/null | head -n 1)
+		case "$(modinfo -F vermagic "$ko" 2>/dev/null)" in
+		"$k "*) ktap_diag "installed for $k: ${ko#"$TMP/mods/"}" ;;
+		*) ktap_diag "no spindle.ko installed for $k"; return 1 ;;
+		esac
+	done
 	dkms remove "spindle/$VERSION" --all "${d[@]}" >>"$TMP/dkms.log" 2>&1 ||
 		{ diag_tail "$TMP/dkms.log" 5; return 1; }
 	[ ! -e "$TMP/dkms/spindle" ] || { ktap_diag "dkms remove left files"; return 1; }
+	[ -z "$(find "$TMP/mods" -name 'spindle.ko*')" ] ||
+		{ ktap_diag "dkms remove left modules installed"; return 1; }
 }
 if ! command -v dkms >/dev/null; then
 	ktap_result skip "dkms" "dkms is not installed"
 elif [ "$(id -u)" != 0 ]; then
 	ktap_result skip "dkms" "dkms needs root"
 else
-	ktap_check "dkms" dkms_ok
+	ktap_check "dkms_every_kernel" dkms_ok
 fi
 
 # ---- uninstall ----

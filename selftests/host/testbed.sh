@@ -4,9 +4,10 @@
 # suite): a guest whose command fails fails the run and is named; --kill
 # hard-kills a guest without failing the run; guests see each other and
 # nothing else; the splat scanner catches kernel reports, not user output.
+#   selftests/host/testbed.sh [OUTDIR]     prints KTAP
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/lib/ktap.sh
-OUT=build/testbed
+OUT=${1:-build/testbed}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 ktap_plan 6

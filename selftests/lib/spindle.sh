@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for guest selftests (sourced).  Run from the repository root.
-SPINDLE_KO=${SPINDLE_KO:-$PWD/kmod/spindle.ko}
+# the module built for the kernel this guest runs (make module KVER=...)
+SPINDLE_KO=${SPINDLE_KO:-$PWD/build/kmod/$(uname -r)/kmod/spindle.ko}
 # the sample kernel consumer is built next to spindle.ko (kmod/sample/)
 SPINDLE_SAMPLE_KO=${SPINDLE_KO%/*}/sample/spindle_sample.ko
 KMEMLEAK=/sys/kernel/debug/kmemleak

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel interfaces that changed between the kernels Spindle supports
+ * (README: "Supported kernels"), in one place, keyed on LINUX_VERSION_CODE
+ * as out-of-tree drivers and the backports project do.  Code elsewhere uses
+ * the newest form; this header gives it to the older kernels.
+ *
+ *   6.2   the class devnode callback takes a const struct device *
+ *   6.3   vma->vm_flags is read-only: vm_flags_set() and vm_flags_clear()
+ *   6.10  __assign_str() takes only the field (the source is __string()'s)
+ *   6.12  no_llseek is gone: a nonseekable_open() file needs no .llseek
+ *
+ * Behaviour that differs with no change of interface is not here but where
+ * it matters; README "Supported kernels" lists it (soft-RoCE runs its
+ * requester and responder in a workqueue from 6.4 on, not a tasklet; on
+ * PREEMPT_RT a spinlock_t is a sleeping lock).
+ */
+#ifndef SPINDLE_COMPAT_H
+#define SPINDLE_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/mm.h>
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define SPINDLE_DEVNODE_CONST	const
+#else
+#define SPINDLE_DEVNODE_CONST
+#endif
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#endif
+
+/* in TP_fast_assign(): expanded there, after each trace stage's own macros */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define spindle_assign_str(dst, src)	__assign_str(dst)
+#else
+#define spindle_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+
+#endif /* SPINDLE_COMPAT_H */
