@@ -155,7 +155,7 @@ static int spindle_sg_create(struct spindle_group *g, u32 s)
 	init_waitqueue_head(&sg->send_wq);
 	init_waitqueue_head(&sg->recv_wq);
 	INIT_LIST_HEAD(&sg->consumers);
-	sg->g = g;
+	RCU_INIT_POINTER(sg->g, g);
 	sg->index = s;
 	sg->id = sc->id;
 	sg->group_id = g->id;
@@ -265,11 +265,13 @@ static void spindle_group_free(struct spindle_group *g)
 		if (!sg)
 			continue;
 		spindle_sgdev_del(sg);
-		spin_lock(&sg->lock);
-		sg->g = NULL;
-		spin_unlock(&sg->lock);
+		spin_lock_bh(&sg->lock);
+		RCU_INIT_POINTER(sg->g, NULL);
+		spin_unlock_bh(&sg->lock);
 		spindle_sg_put(sg);
 	}
+	/* spindle_sg_kick() may still be looking at the group */
+	synchronize_rcu();
 	/* regions: drop the group's references; DMA mappings go with the device */
 	for (s = 0; s < SP_MAX_SUBGROUPS; s++) {
 		if (g->out_pay[s])

@@ -125,7 +125,7 @@ int spindle_producer_attach(struct spindle_sg *sg, const void *owner)
 	reg = spindle_region_alloc(spindle_producer_size(sg));
 	if (!reg)
 		return -ENOMEM;
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	if (sg->prod_owner) {
 		ret = sg->prod_owner == owner ? 0 : -EBUSY;
 	} else if (sg->eng.pay_reserved != sg->eng.pay_pub) {
@@ -143,7 +143,7 @@ int spindle_producer_attach(struct spindle_sg *sg, const void *owner)
 		spindle_producer_limit(sg);
 		reg = NULL;
 	}
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
 	spindle_region_put(reg);
 	return ret;
 }
@@ -159,16 +159,16 @@ void spindle_producer_detach(struct spindle_sg *sg, const void *owner)
 {
 	struct spindle_region *reg = NULL;
 
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	if (sg->prod_owner == owner) {
 		spindle_producer_take(sg);
 		reg = sg->prod_reg;
 		sg->prod_reg = NULL;
 		sg->prod_owner = NULL;
-		if (sg->g)
-			spindle_ring_doorbell(sg->g);
 	}
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
+	if (reg)
+		spindle_sg_kick(sg);
 	spindle_region_put(reg);
 }
 
@@ -186,7 +186,7 @@ bool spindle_producer_sleep(struct spindle_sg *sg, bool sleep)
 	bool more = false;
 	u32 flags;
 
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	if (sg->prod_reg && !sg->prod_broken) {
 		p = spindle_prod_page(sg);
 		flags = READ_ONCE(p->flags) & ~SPINDLE_PRODUCER_NEED_WAKEUP;
@@ -197,9 +197,9 @@ bool spindle_producer_sleep(struct spindle_sg *sg, bool sleep)
 		smp_mb();
 		more = sleep && READ_ONCE(p->tail) != sg->prod_tail &&
 		       spindle_sg_state(sg) == SPINDLE_GROUP_ACTIVE &&
-		       !READ_ONCE(sg->g->stopping);
+		       !READ_ONCE(spindle_sg_group(sg)->stopping);
 	}
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
 	return more;
 }
 

@@ -89,13 +89,20 @@ int spindle_sg_state(struct spindle_sg *sg)
 	return READ_ONCE(sg->state);
 }
 
-/* Wake the group's predicate thread, if the group is still there. */
+/*
+ * Wake the group's predicate thread, if the group is still there.
+ * Context: any; the group is freed only a grace period after sg->g is
+ * cleared.
+ */
 void spindle_sg_kick(struct spindle_sg *sg)
 {
-	spin_lock(&sg->lock);
-	if (sg->g)
-		spindle_ring_doorbell(sg->g);
-	spin_unlock(&sg->lock);
+	struct spindle_group *g;
+
+	rcu_read_lock();
+	g = rcu_dereference(sg->g);
+	if (g)
+		spindle_ring_doorbell(g);
+	rcu_read_unlock();
 }
 
 int spindle_state_errno(int state)
@@ -167,7 +174,7 @@ int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first, long timeout)
 		u32 n = 0;
 		long left;
 
-		spin_lock(&sg->lock);
+		spin_lock_bh(&sg->lock);
 		ret = spindle_state_errno(spindle_sg_state(sg));
 		if (!ret && sg->prod_owner)
 			ret = -EBUSY;	/* the producer page owns the ring */
@@ -175,7 +182,7 @@ int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first, long timeout)
 			n = sp_sg_reserve(&sg->eng, want, first);
 		if (n)
 			*first += sg->pos_base;
-		spin_unlock(&sg->lock);
+		spin_unlock_bh(&sg->lock);
 		if (n)
 			return n;
 		if (ret && ret != -EAGAIN)
@@ -198,6 +205,7 @@ EXPORT_SYMBOL_GPL(spindle_reserve);
  * @sg: subgroup
  * @pos: a position spindle_reserve() returned
  *
+ * Context: any.
  * Return: pointer to max_msg writable bytes.
  */
 void *spindle_slot(struct spindle_sg *sg, u64 pos)
@@ -213,7 +221,9 @@ EXPORT_SYMBOL_GPL(spindle_slot);
  * @pos: the slot's position
  * @len: message length, at most max_msg
  *
- * Context: any; does not sleep.
+ * Context: process or softirq context, not hard IRQ: takes the subgroup's
+ * lock with bottom halves disabled.  Does not sleep (on PREEMPT_RT that
+ * lock, like every spinlock_t there, is a sleeping lock).
  * Return: 0, -EINVAL (not a reservation), -ESTALE (a view change voided
  * it), -EMSGSIZE, -EIO or -ENOTCONN.
  */
@@ -221,13 +231,13 @@ int spindle_mark_ready(struct spindle_sg *sg, u64 pos, u32 len)
 {
 	int ret;
 
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	ret = spindle_mark_errno(sg, pos);
 	if (!ret)
 		ret = sp_sg_mark_ready(&sg->eng, pos - sg->pos_base, len);
-	if (!ret && sg->g)
-		spindle_ring_doorbell(sg->g);
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
+	if (!ret)
+		spindle_sg_kick(sg);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(spindle_mark_ready);
@@ -237,18 +247,18 @@ EXPORT_SYMBOL_GPL(spindle_mark_ready);
  * @sg: subgroup
  * @pos: the slot's position
  *
- * Context: any; does not sleep.
+ * Context: as spindle_mark_ready().
  * Return: 0, -EINVAL or -ESTALE (a view change voided it).
  */
 int spindle_void(struct spindle_sg *sg, u64 pos)
 {
 	int ret;
 
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	ret = pos < sg->pos_base ? -ESTALE : sp_sg_void(&sg->eng, pos - sg->pos_base);
-	if (!ret && sg->g)
-		spindle_ring_doorbell(sg->g);
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
+	if (!ret)
+		spindle_sg_kick(sg);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(spindle_void);
@@ -295,7 +305,7 @@ EXPORT_SYMBOL_GPL(spindle_attach);
  * @c: consumer
  * @n: messages; more than it holds is clamped
  *
- * Context: any, including ->deliver.
+ * Context: any, hard IRQ and ->deliver included: it takes no lock.
  */
 void spindle_release(struct spindle_consumer *c, u32 n)
 {

@@ -269,7 +269,7 @@ static int spindle_mark(struct spindle_file *f, const u32 *lens, u32 count)
 	for (i = 0; i < count; i++)
 		if (lens[i] != SPINDLE_LEN_VOID && lens[i] > sg->cfg.max_msg)
 			return -EMSGSIZE;
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	/* the oldest reservation: stale ones were dropped before we came here */
 	ret = spindle_mark_errno(sg, f->res[f->res_head].first);
 	for (i = 0; !ret && i < count; i++) {
@@ -281,9 +281,8 @@ static int spindle_mark(struct spindle_file *f, const u32 *lens, u32 count)
 			ret = sp_sg_mark_ready(&sg->eng, pos - sg->pos_base, lens[i]);
 		WARN_ON_ONCE(ret);
 	}
-	if (sg->g)
-		spindle_ring_doorbell(sg->g);
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
+	spindle_sg_kick(sg);
 	return ret;
 }
 
@@ -496,16 +495,16 @@ static long spindle_ioc_wake(struct spindle_file *f)
 	struct spindle_sg *sg = f->sg;
 	int ret = 0;
 
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	if (sg->prod_owner != f)
 		ret = -EINVAL;
 	else if (sg->prod_broken)
 		ret = -EIO;
 	else
 		ret = spindle_producer_resync(sg);
-	if (!ret && sg->g)
-		spindle_ring_doorbell(sg->g);
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
+	if (!ret)
+		spindle_sg_kick(sg);
 	return ret;
 }
 
@@ -534,14 +533,14 @@ static bool spindle_can_fill(struct spindle_file *f)
 	struct spindle_sg *sg = f->sg;
 	bool ok;
 
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	if (sg->prod_owner == f)	/* its own tail is only a hint here */
 		ok = sg->prod_stale ||
 		     READ_ONCE(((struct spindle_producer *)sg->prod_reg->vaddr)->tail) <
 		     sg->prod_limit;
 	else
 		ok = !sg->prod_owner && sp_sg_free_slots(&sg->eng);
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
 	return ok;
 }
 
@@ -596,10 +595,10 @@ static int spindle_mmap_producer(struct spindle_file *f, struct vm_area_struct *
 	ret = spindle_producer_attach(sg, f);
 	if (ret)
 		return ret;
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	reg = sg->prod_reg;
 	kref_get(&reg->ref);
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	ret = remap_vmalloc_range(vma, reg->vaddr, 0);
 	if (ret) {

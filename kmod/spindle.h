@@ -17,9 +17,13 @@
  *
  * Locks, outermost first:
  *   spindle_groups_lock (mutex)	the group list; control operations
- *   group->peer_lock (spinlock)	peer state changes from the CM
- *   sg->lock (spinlock)		the engine's producer state
- *   sg->cons_lock (spinlock)		the consumer list
+ *   sg->cons_lock (spinlock)		the consumer list; consumers' callbacks
+ *					run under it and may send
+ *   sg->lock (spinlock, BHs off)	the engine's producer state; senders
+ *					take it from process or softirq context
+ *   group->peer_lock (spinlock, IRQs off) peer state changes from the CM
+ * sg->g is read under RCU (spindle_sg_kick() may run anywhere): the group
+ * is freed a grace period after every subgroup let go of it.
  * The predicate kthread is the only one that polls the CQ, runs the
  * engine's predicates and posts writes; it posts after dropping every lock.
  */
@@ -31,6 +35,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/kref.h>
+#include <linux/rcupdate.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/socket.h>
@@ -199,7 +204,7 @@ struct spindle_consumer {
 
 struct spindle_sg {
 	struct kref ref;
-	struct spindle_group *g;	/* NULL once the group is gone */
+	struct spindle_group __rcu *g;	/* NULL once the group is gone (RCU) */
 	u32 index;			/* in the configuration */
 	u32 id;
 	u32 group_id;
@@ -255,6 +260,12 @@ struct spindle_sg {
 	atomic64_t hist_recv_call[SP_HIST_BUCKETS];
 	atomic64_t pending_release;	/* bumped by consumers: recompute */
 };
+
+/* The subgroup's group, sg->lock held: NULL once the group is gone. */
+static inline struct spindle_group *spindle_sg_group(struct spindle_sg *sg)
+{
+	return rcu_dereference_protected(sg->g, lockdep_is_held(&sg->lock));
+}
 
 int spindle_sg_state(struct spindle_sg *sg);
 int spindle_state_errno(int state);

@@ -16,6 +16,12 @@
  *		spindle_release(); until every consumer on every member has,
  *		its sender cannot reuse the slot.
  *
+ * Contexts: spindle_reserve() sleeps unless its timeout is 0;
+ * spindle_mark_ready() and spindle_void() may be called from process or
+ * softirq context (a driver's completion path); spindle_release() from any
+ * context.  None of them sleeps, but on PREEMPT_RT the subgroup's lock is,
+ * like every spinlock_t there, a sleeping lock.
+ *
  * /dev/spindleN is built on exactly these calls.
  */
 #ifndef SPINDLE_KAPI_H
@@ -66,7 +72,8 @@ struct spindle_view_rec {
  * struct spindle_consumer_ops - what a consumer is told
  * @deliver: a batch of delivered messages, oldest first.  Called from the
  *	predicate kthread with a spinlock held: it must be fast and must not
- *	sleep.  It may call spindle_release().
+ *	sleep.  It may call spindle_release(), and send: spindle_reserve()
+ *	with a timeout of 0, spindle_mark_ready(), spindle_void().
  * @state_change: the group changes views, failed or went down (enum
  *	spindle_group_state).  Same context rules as @deliver.
  * @view: optional: a new view, after every message of the old one (every

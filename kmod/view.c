@@ -259,14 +259,14 @@ static void spindle_vc_wedge(void *ctx)
 		if (!sg)
 			continue;
 		a = spindle_my_area(g, s);
-		spin_lock(&sg->lock);
+		spin_lock_bh(&sg->lock);
 		sg->eng.wedged = true;
 		for (r = 0; r < n; r++)
 			a->v[r] = 0;
 		for (r = 0; r < sg->eng.nsenders; r++)
 			a->v[sg->cfg_rank[r]] = cpu_to_le64(sg->eng.rx[r].received);
 		a->snap_view = cpu_to_le64(g->vc.view);
-		spin_unlock(&sg->lock);
+		spin_unlock_bh(&sg->lock);
 	}
 	g->vc.row_ver++;
 }
@@ -556,7 +556,7 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 			continue;
 		b = spindle_bases_of(g, s, view, members);
 		n = sg->cfg.nsenders;
-		spin_lock(&sg->lock);
+		spin_lock_bh(&sg->lock);
 		*old = sg->eng;
 		for (r = 0; r < n; r++)
 			sg->idx_base[r] = le64_to_cpu(b->v[2 * n + r]);
@@ -567,7 +567,7 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 		sg->eng = *fresh[s];
 		sg->view_gen++;
 		spindle_producer_reset(sg);
-		spin_unlock(&sg->lock);
+		spin_unlock_bh(&sg->lock);
 		spindle_sg_consumers_reset(sg);
 		sp_sg_destroy(old);
 		kfree(fresh[s]);

@@ -585,7 +585,7 @@ static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *
 
 	do {
 		step = 0;
-		spin_lock(&sg->lock);
+		spin_lock_bh(&sg->lock);
 		if (e->fault_member < 0) {
 			ret = sp_sg_receive(e);
 			if (ret > 0) {
@@ -601,15 +601,15 @@ static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *
 		}
 		freed = sp_sg_reclaim(e);
 		spindle_producer_limit(sg);
-		spin_unlock(&sg->lock);
+		spin_unlock_bh(&sg->lock);
 		if (freed) {
 			step += freed;
 			wake_up_all(&sg->send_wq);
 		}
 		if (spindle_sg_deliver(sg, 1)) {
-			spin_lock(&sg->lock);
+			spin_lock_bh(&sg->lock);
 			step += 1 + spindle_sg_emit(g, sg, true);
-			spin_unlock(&sg->lock);
+			spin_unlock_bh(&sg->lock);
 		}
 		work += step;
 	} while (step && work < 256);
@@ -646,14 +646,14 @@ static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
 			work += ret;
 		}
 	}
-	spin_lock(&sg->lock);
+	spin_lock_bh(&sg->lock);
 	if (!failed && !READ_ONCE(g->stopping)) {
 		work += spindle_producer_take(sg);
 		work += spindle_sg_publish(sg);
 	}
 	freed = sp_sg_reclaim(e);
 	spindle_producer_limit(sg);
-	spin_unlock(&sg->lock);
+	spin_unlock_bh(&sg->lock);
 	if (freed) {
 		work += freed;
 		wake_up_all(&sg->send_wq);

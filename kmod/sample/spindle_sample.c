@@ -8,6 +8,10 @@
  * increasing sequence numbers.  Progress is in its read-only parameters:
  *
  *   /sys/module/spindle_sample/parameters/{sent,delivered,errors}
+ *
+ * With softirq=1 it marks its slots ready and gives deliveries back from a
+ * timer, in softirq context, as a driver's completion path would: the API
+ * says spindle_mark_ready() and spindle_release() may be called there.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,6 +19,7 @@
 #include <linux/kthread.h>
 #include <linux/jiffies.h>
 #include <linux/delay.h>
+#include <linux/timer.h>
 #include <linux/spindle.h>
 #include "spindle_kapi.h"
 
@@ -30,6 +35,9 @@ MODULE_PARM_DESC(count, "messages to send");
 static uint size = 64;
 module_param(size, uint, 0444);
 MODULE_PARM_DESC(size, "bytes per message");
+static bool softirq;
+module_param(softirq, bool, 0444);
+MODULE_PARM_DESC(softirq, "mark ready and release from a timer (softirq context)");
 
 static ulong sent;
 module_param(sent, ulong, 0444);
@@ -47,6 +55,19 @@ static struct task_struct *sender;
 static struct spindle_sg_attr attr;
 static u64 next_k[SPINDLE_MAX_MEMBERS];
 static u64 last_seq;
+
+/*
+ * softirq=1: the sender thread fills slots and publishes how far it got
+ * (filled); the timer marks them ready, and gives back what ->deliver
+ * counted (to_release).  Positions are consecutive: one reservation
+ * follows the last.
+ */
+static struct timer_list kick;
+static u64 first_pos;
+static atomic64_t filled;
+static u64 marked;
+static atomic_t to_release;
+static atomic_t mark_errors;
 
 static u8 sample_byte(u32 rank, u64 k, u32 i)
 {
@@ -76,7 +97,24 @@ static void sample_deliver(struct spindle_consumer *c, void *priv,
 		WRITE_ONCE(delivered, delivered + 1);
 	}
 	/* read in place, done at once: give the slots back */
-	spindle_release(c, n);
+	if (softirq)
+		atomic_add(n, &to_release);
+	else
+		spindle_release(c, n);
+}
+
+/* softirq=1: what the thread filled goes out, what was read goes back */
+static void sample_kick(struct timer_list *t)
+{
+	u64 end = atomic64_read_acquire(&filled);
+	int n = atomic_xchg(&to_release, 0);
+
+	for (; marked < end; marked++)
+		if (spindle_mark_ready(sg, first_pos + marked, size))
+			atomic_inc(&mark_errors);
+	if (n)
+		spindle_release(cons, n);
+	mod_timer(&kick, jiffies + 1);
 }
 
 static const struct spindle_consumer_ops sample_ops = {
@@ -100,12 +138,21 @@ static int sample_send(void *unused)
 			pr_warn("reserve failed: %d\n", n);
 			break;
 		}
+		if (!k)
+			first_pos = first;
+		if (first != first_pos + k) {
+			pr_warn("reservation at %llu, not %llu\n", first, first_pos + k);
+			break;
+		}
 		for (i = 0; i < n; i++, k++) {
 			u8 *p = spindle_slot(sg, first + i);
 
 			for (j = 0; j < size; j++)
 				p[j] = sample_byte(attr.my_rank, k, j);
-			if (spindle_mark_ready(sg, first + i, size)) {
+			if (softirq) {
+				/* the timer marks it: the slot is written first */
+				atomic64_set_release(&filled, k + 1);
+			} else if (spindle_mark_ready(sg, first + i, size)) {
 				pr_warn("mark_ready failed\n");
 				goto out;
 			}
@@ -135,16 +182,23 @@ static int __init sample_init(void)
 		spindle_sg_put(sg);
 		return PTR_ERR(cons);
 	}
+	if (softirq) {
+		timer_setup(&kick, sample_kick, 0);
+		mod_timer(&kick, jiffies + 1);
+	}
 	if (attr.my_rank >= 0 && count) {
 		sender = kthread_run(sample_send, NULL, "spindle_sample");
 		if (IS_ERR(sender)) {
+			if (softirq)
+				del_timer_sync(&kick);
 			spindle_detach(cons);
 			spindle_sg_put(sg);
 			return PTR_ERR(sender);
 		}
 	}
-	pr_info("group %u subgroup %u: rank %d, sending %u messages of %u bytes\n",
-		group, subgroup, attr.my_rank, attr.my_rank >= 0 ? count : 0, size);
+	pr_info("group %u subgroup %u: rank %d, sending %u messages of %u bytes%s\n",
+		group, subgroup, attr.my_rank, attr.my_rank >= 0 ? count : 0, size,
+		softirq ? ", marking and releasing in softirq" : "");
 	return 0;
 }
 
@@ -152,6 +206,11 @@ static void __exit sample_exit(void)
 {
 	if (sender)
 		kthread_stop(sender);
+	if (softirq) {
+		del_timer_sync(&kick);
+		if (atomic_read(&mark_errors))
+			pr_warn("%d slots not marked ready\n", atomic_read(&mark_errors));
+	}
 	spindle_detach(cons);
 	spindle_sg_put(sg);
 	pr_info("sent %lu, delivered %lu, errors %lu\n", sent, delivered, errors);
