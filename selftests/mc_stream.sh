@@ -6,19 +6,32 @@
 # window 1, 16 and 100; through the producer page and (--no-producer) with
 # SEND system calls.  Every payload is checked against its sender's
 # pattern; each log obeys FIFO per sender and (ordered) the round-robin rule;
-# scripts/check then compares the logs of all guests.
+# scripts/check then compares the logs of all guests.  Last, a late reader:
+# the group is up everywhere, but guest 0's spindle-bw starts 2 s after the
+# others', when their first window of messages already waits for it; it
+# must see every one of them (a first RECV that subscribes may return
+# messages at once: they are not to be thrown away).
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
 
 spindle_load || exit 1
 T="--timeout 120"
-ktap_plan 6
+ktap_plan 9
 bw_run ordered_all_1k_w100   --group 11 --port "$(bw_port 1)" --senders all --messages 1500 --size 1024 --window 100 $T
 bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages 300 --size 1 --window 1 --no-producer $T
 bw_run ordered_one_max_w8    --group 13 --port "$(bw_port 3)" --senders one --messages 400 --size 8192 --window 8 $T
 bw_run ordered_all_1b_w100   --group 14 --port "$(bw_port 4)" --senders all --messages 3000 --size 1 --window 100 $T
 bw_run unordered_all_1k_w16  --group 15 --port "$(bw_port 5)" --mode unordered --senders all --messages 1500 --size 1024 --window 16 --no-producer $T
 bw_run unordered_one_max_w1  --group 16 --port "$(bw_port 6)" --mode unordered --senders one --messages 200 --size 4096 --window 1 $T
+
+CFG=${SPINDLE_OUT:-/tmp}/late.conf
+gen_config "$CFG" 17 "$(bw_port 7)" "subgroup 0 members all senders all window 16 max_msg 256 mode ordered"
+ktap_check "late_reader_group_up" build/bin/spindlectl up "$CFG"
+barrier late_reader
+[ "${SPINDLE_NODE:-0}" = 0 ] && sleep 2
+bw_run late_reader --config "$CFG" --messages 300 --size 256 $T
+barrier late_reader_done
+ktap_check "late_reader_group_down" build/bin/spindlectl down 17
 spindle_unload
 ktap_finish

@@ -297,9 +297,9 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* become a consumer before anything is sent */
-	ret = spindle_recv(h, 0);
-	if (ret < 0 && ret != -EAGAIN) {
+	/* become a consumer before anything is sent, taking nothing yet */
+	ret = spindle_subscribe(h);
+	if (ret < 0) {
 		fprintf(stderr, "spindle-bw: recv: %s\n", strerror(-ret));
 		return 1;
 	}

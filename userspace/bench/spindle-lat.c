@@ -63,8 +63,9 @@ int main(int argc, char **argv)
 	expected = b.o.messages * h->info.nsenders;
 	lat = calloc(b.o.messages + 1, sizeof(*lat));
 	deadline = bench_now() + b.o.timeout_s;
-	ret = spindle_recv(h, 0);
-	if (ret < 0 && ret != -EAGAIN) {
+	/* a consumer before anything is sent, taking nothing yet */
+	ret = spindle_subscribe(h);
+	if (ret < 0) {
 		fprintf(stderr, "spindle-lat: recv: %s\n", strerror(-ret));
 		return 1;
 	}

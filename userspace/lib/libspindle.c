@@ -757,6 +757,20 @@ int spindle_flush(struct spindle_handle *h)
 }
 
 /**
+ * spindle_subscribe - become a consumer, taking no message
+ * @h: handle opened for reading
+ *
+ * From this call on, every message the subgroup delivers waits for this
+ * file.  (spindle_recv() subscribes too, but may return messages at once:
+ * a caller that only wants to subscribe must not throw them away.)
+ * Return: 0 or -errno.
+ */
+int spindle_subscribe(struct spindle_handle *h)
+{
+	return spindle_done(h);
+}
+
+/**
  * spindle_recv - release the last batch and take the next
  * @h: handle opened for reading
  * @timeout_ms: wait for the first message; 0 not at all; -1 forever

@@ -15,7 +15,9 @@
  *			the kernel's thread runs; while it sleeps, a wake-up
  *			call once h->batch commits wait, before blocking on a
  *			full ring, and in spindle_flush().
- *   receiving		n = spindle_recv(h, timeout); h->descs[0..n) describe
+ *   receiving		spindle_subscribe() makes the file a consumer: from
+ *			then on every delivered message waits for it.
+ *			n = spindle_recv(h, timeout); h->descs[0..n) describe
  *			the messages, spindle_msg_data() finds them in place;
  *			they stay valid until the next spindle_recv(), which
  *			releases them; spindle_done() releases them without
@@ -120,6 +122,7 @@ void *spindle_get_slot(struct spindle_handle *h, int timeout_ms);
 int spindle_commit(struct spindle_handle *h, uint32_t len);
 int spindle_flush(struct spindle_handle *h);
 
+int spindle_subscribe(struct spindle_handle *h);
 int spindle_recv(struct spindle_handle *h, int timeout_ms);
 int spindle_done(struct spindle_handle *h);
 

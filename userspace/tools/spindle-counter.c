@@ -224,9 +224,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* become a consumer before anything is sent */
-	ret = spindle_recv(h, 0);
-	if (ret < 0 && ret != -EAGAIN) {
+	/* become a consumer before anything is sent, taking nothing yet */
+	ret = spindle_subscribe(h);
+	if (ret < 0) {
 		fprintf(stderr, "spindle-counter: recv: %s\n", strerror(-ret));
 		return 1;
 	}
