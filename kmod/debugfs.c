@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /sys/kernel/debug/spindle/group<ID>/stats: the counters spindlectl stats
- * shows, plus what only a developer wants (send queue positions of each
- * peer, doorbells owed).  Values are read without locks: a snapshot.
+ * shows, plus what only a developer wants (each peer's connections and
+ * writes in flight).  Values are read without locks: a snapshot.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -34,10 +34,11 @@ static int spindle_dbg_stats_show(struct seq_file *m, void *unused)
 
 		if (i == g->me)
 			continue;
-		seq_printf(m, "  peer %u state %d connects %u sq_posted %llu sq_acked %llu bells_owed %u\n",
+		/* connections are the thread's: only what the peer says of them */
+		seq_printf(m, "  peer %u state %d connects %u connections %u ready %d in_flight %llu\n",
 			   p->id, READ_ONCE(p->state), READ_ONCE(p->connects),
-			   READ_ONCE(p->sq_posted), READ_ONCE(p->sq_acked),
-			   READ_ONCE(p->bells_owed));
+			   READ_ONCE(p->nconns), READ_ONCE(p->kc_ready),
+			   READ_ONCE(p->kc_inflight));
 	}
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct spindle_sg *sg = g->sgs[s];

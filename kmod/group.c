@@ -4,9 +4,11 @@
  * teardown.
  *
  * Teardown order matters and is: stop publishing and let what is in flight
- * reach the peers (bounded), stop the kthread, destroy the listener (waits
- * out its handlers), disconnect and destroy every peer's id and QP, then the
- * CQ, MRs, DMA mappings and PD.  Subgroup objects and memory regions are
+ * reach the peers (bounded); destroy the listener (waits out its
+ * handlers); take down and reap every connection while the predicate
+ * thread still polls the CQ (each QP is drained before it is destroyed,
+ * and its MRs go with it); stop the thread; then the CQ, the DMA
+ * mappings and the memory.  Subgroup objects and memory regions are
  * reference counted and outlive the group for open files and mappings.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -43,9 +45,23 @@ void spindle_ring_doorbell(struct spindle_group *g)
 		wake_up_process(g->thread);
 }
 
+/* rxe calls this with its CQ lock held: wake the thread, nothing more */
 static void spindle_cq_event(struct ib_cq *cq, void *ctx)
 {
 	spindle_ring_doorbell(ctx);
+}
+
+/*
+ * The CQ itself broke (an overrun): nothing on it can be trusted.  Maybe
+ * from interrupt context: the predicate thread fails the group.
+ */
+static void spindle_cq_async_event(struct ib_event *ev, void *ctx)
+{
+	struct spindle_group *g = ctx;
+
+	pr_err("group %u: completion queue: %s\n", g->id, ib_event_msg(ev->event));
+	WRITE_ONCE(g->cq_event, ev->event);
+	spindle_ring_doorbell(g);
 }
 
 /* Tell every subgroup's waiters and consumers about a state change. */
@@ -253,12 +269,16 @@ static u32 spindle_cfg_hash(const struct sp_group_cfg *cfg)
 
 static void spindle_group_free(struct spindle_group *g)
 {
+	struct spindle_conn *conn, *tmp;
 	u32 i, s;
 
-	for (i = 0; i < SP_MAX_MEMBERS; i++)
-		spindle_peer_free(g->peers[i]);
 	if (g->cq)
 		ib_destroy_cq(g->cq);
+	/* nothing can name them once the CQ is gone */
+	list_for_each_entry_safe(conn, tmp, &g->zombies, node)
+		spindle_conn_free(conn);
+	for (i = 0; i < SP_MAX_MEMBERS; i++)
+		spindle_peer_free(g->peers[i]);
 	for (s = 0; s < SP_MAX_SUBGROUPS; s++) {
 		struct spindle_sg *sg = g->sgs[s];
 
@@ -286,13 +306,46 @@ static void spindle_group_free(struct spindle_group *g)
 	for (i = 0; i < SP_MAX_MEMBERS; i++)
 		spindle_region_put(g->in_meta[i]);
 	spindle_region_put(g->out_meta);
-	if (g->pd)
-		ib_dealloc_pd(g->pd);
 	spindle_view_free(g);
 	spindle_unaccount(g);
 	if (g->thread)
 		put_task_struct(g->thread);
 	kfree(g);
+}
+
+/*
+ * What the group needs of its device: fast registration, and queues deep
+ * enough for every connection it may have at once.  Sets *cqe.
+ */
+static int spindle_device_fits(struct spindle_group *g, u32 npeers, u32 *cqe)
+{
+	const struct ib_device_attr *a = &g->ibdev->attrs;
+	u32 want = npeers * SPINDLE_PEER_CONNS * SPINDLE_CONN_CQES + 16;
+	const char *lack = NULL;
+
+	if (!(a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	    !a->max_fast_reg_page_list_len)
+		lack = "fast memory registration";
+	else if (a->max_qp_wr < SPINDLE_SQ_DEPTH + 1 ||
+		 a->max_qp_wr < SPINDLE_RQ_DEPTH + SPINDLE_DOORBELLS + 1)
+		lack = "deep enough queue pairs";
+	else if (a->max_cqe < npeers * SPINDLE_CONN_CQES + 16)
+		lack = "a completion queue this deep";
+	else if (a->max_pd < npeers * SPINDLE_PEER_CONNS ||
+		 a->max_qp < npeers * SPINDLE_PEER_CONNS)
+		lack = "enough PDs and QPs";
+	if (lack) {
+		pr_warn("group %u: %s lacks %s for %u peers\n", g->id,
+			dev_name(&g->ibdev->dev), lack, npeers);
+		return -EOPNOTSUPP;
+	}
+	if (want > (u32)a->max_cqe) {
+		pr_warn("group %u: %s completion queues hold %d entries, not %u: reconnections must not pile up\n",
+			g->id, dev_name(&g->ibdev->dev), a->max_cqe, want);
+		want = a->max_cqe;
+	}
+	*cqe = want;
+	return 0;
 }
 
 /**
@@ -307,6 +360,7 @@ static void spindle_group_free(struct spindle_group *g)
 int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		     struct spindle_group **out)
 {
+	struct task_struct *thread;
 	struct spindle_group *g;
 	u32 i, s, npeers = cfg->nmembers - 1;
 	int ret;
@@ -321,31 +375,21 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	g->fault_member = -1;
 	g->state = SPINDLE_GROUP_CONNECTING;
 	spin_lock_init(&g->peer_lock);
+	INIT_LIST_HEAD(&g->zombies);
+	init_waitqueue_head(&g->pass_wq);
 	atomic_set(&g->doorbell, 0);
 
 	ret = spindle_bind(g, self);
 	if (ret)
 		goto fail;
-	if (npeers &&
-	    !(g->ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
-		pr_warn("group %u: %s cannot do fast memory registration\n",
-			g->id, dev_name(&g->ibdev->dev));
-		ret = -EOPNOTSUPP;
-		goto fail;
-	}
-	g->pd = ib_alloc_pd(g->ibdev, 0);
-	if (IS_ERR(g->pd)) {
-		ret = PTR_ERR(g->pd);
-		g->pd = NULL;
-		goto fail;
-	}
 	if (npeers) {
-		struct ib_cq_init_attr attr = {
-			.cqe = npeers * (SPINDLE_SQ_DEPTH + SPINDLE_RQ_DEPTH +
-					 SPINDLE_DOORBELLS) + 16,
-		};
+		struct ib_cq_init_attr attr = {};
 
-		g->cq = ib_create_cq(g->ibdev, spindle_cq_event, NULL, g, &attr);
+		ret = spindle_device_fits(g, npeers, &attr.cqe);
+		if (ret)
+			goto fail;
+		g->cq = ib_create_cq(g->ibdev, spindle_cq_event, spindle_cq_async_event,
+				     g, &attr);
 		if (IS_ERR(g->cq)) {
 			ret = PTR_ERR(g->cq);
 			g->cq = NULL;
@@ -391,17 +435,18 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		if (ret)
 			goto fail;
 	}
-	g->thread = kthread_create(spindle_thread_fn, g, "spindle/%u", g->id);
-	if (IS_ERR(g->thread)) {
-		ret = PTR_ERR(g->thread);
-		g->thread = NULL;
+	thread = kthread_create(spindle_thread_fn, g, "spindle/%u", g->id);
+	if (IS_ERR(thread)) {
+		ret = PTR_ERR(thread);
 		goto fail;
 	}
-	get_task_struct(g->thread);
+	get_task_struct(thread);
+	g->thread = thread;
 	/* from here on requests may arrive: everything they touch exists */
 	ret = spindle_listen(g);
 	if (ret) {
-		kthread_stop(g->thread);
+		kthread_stop(thread);
+		WRITE_ONCE(g->thread_stopped, true);
 		goto fail;
 	}
 	if (!npeers)
@@ -418,11 +463,11 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	*out = g;
 	return 0;
 fail:
+	/* no connection was made: nothing to drain */
 	WRITE_ONCE(g->stopping, true);
+	WRITE_ONCE(g->thread_stopped, true);
 	if (g->listen_id)
 		rdma_destroy_id(g->listen_id);
-	for (i = 0; i < SP_MAX_MEMBERS; i++)
-		spindle_peer_destroy(g->peers[i]);
 	spindle_group_free(g);
 	return ret;
 }
@@ -449,7 +494,7 @@ static bool spindle_group_drained(struct spindle_group *g)
 		struct spindle_peer *peer = g->peers[i];
 
 		if (i != g->me && spindle_peer_ready(peer) &&
-		    READ_ONCE(peer->sq_acked) != READ_ONCE(peer->sq_posted))
+		    READ_ONCE(peer->kc_inflight))
 			return false;
 	}
 	return true;
@@ -500,6 +545,7 @@ static bool spindle_group_settled(struct spindle_group *g)
 void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	struct rdma_cm_id *id;
 	unsigned long flags;
 	u32 i;
 
@@ -517,11 +563,16 @@ void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms)
 		spindle_ring_doorbell(g);
 		usleep_range(500, 1000);
 	}
-	kthread_stop(g->thread);	/* we hold a reference on the task */
-	spindle_group_set_state(g, SPINDLE_GROUP_DOWN);
-	rdma_destroy_id(g->listen_id);
+	/* no request is handled after this (unless rdma_cm took it already) */
+	id = xchg(&g->listen_id, NULL);
+	if (id)
+		rdma_destroy_id(id);
+	/* every connection drained while the thread still polls the CQ */
 	for (i = 0; i < SP_MAX_MEMBERS; i++)
-		spindle_peer_destroy(g->peers[i]);
+		spindle_peer_stop(g->peers[i], "group down");
+	kthread_stop(g->thread);	/* we hold a reference on the task */
+	WRITE_ONCE(g->thread_stopped, true);
+	spindle_group_set_state(g, SPINDLE_GROUP_DOWN);
 	pr_info("group %u down\n", g->id);
 	spindle_group_free(g);
 }

@@ -34,6 +34,26 @@ unsigned int spindle_nr_devices(void)
 	return n;
 }
 
+/**
+ * spindle_device_present - is @ibdev still one the ib_client has?
+ * @ibdev: an RDMA device
+ *
+ * A group is only brought up on a device that is not being removed: the
+ * ib_client takes it off the list before it tears down the groups on it.
+ * Return: whether it is on the list.
+ */
+bool spindle_device_present(struct ib_device *ibdev)
+{
+	struct spindle_ibdev *d;
+	bool found = false;
+
+	mutex_lock(&spindle_devices_lock);
+	list_for_each_entry(d, &spindle_devices, node)
+		found |= d->ibdev == ibdev;
+	mutex_unlock(&spindle_devices_lock);
+	return found;
+}
+
 static int spindle_ib_add(struct ib_device *ibdev)
 {
 	struct spindle_ibdev *d;
@@ -53,9 +73,7 @@ static void spindle_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct spindle_ibdev *d, *tmp;
 
-	/* groups on the device go first: the RDMA core waits for their ids */
-	spindle_group_remove_device(ibdev);
-
+	/* off the list first: no group comes up on it from now on */
 	mutex_lock(&spindle_devices_lock);
 	list_for_each_entry_safe(d, tmp, &spindle_devices, node) {
 		if (d->ibdev != ibdev)
@@ -64,6 +82,8 @@ static void spindle_ib_remove(struct ib_device *ibdev, void *client_data)
 		kfree(d);
 	}
 	mutex_unlock(&spindle_devices_lock);
+	/* then the groups on it: the RDMA core waits for their ids */
+	spindle_group_remove_device(ibdev);
 	pr_info("released RDMA device %s\n", dev_name(&ibdev->dev));
 }
 

@@ -172,6 +172,13 @@ int spindle_mrset_init(struct spindle_mrset *set, struct spindle_region *reg,
 			spindle_mrset_destroy(set);
 			return n < 0 ? n : -EINVAL;
 		}
+		/*
+		 * The iova is what the peer writes to, and ib_map_mr_sg() made
+		 * it the DMA address, which on soft-RoCE is a kernel virtual
+		 * address: give each chunk an address of its own, page-aligned
+		 * as the mapping is, that says nothing about this kernel.
+		 */
+		mr->iova = (u64)(c + 1) << 32;
 		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	}
 	return 0;

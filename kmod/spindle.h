@@ -50,145 +50,41 @@
 #include "proto/engine.h"
 #include "proto/layout.h"
 #include "proto/vc.h"
+#include "region.h"
+#include "conn.h"
 
 #define SPINDLE_PROTO_VERSION	1
 #define SPINDLE_CM_MAGIC	0x53504e44	/* "SPND" */
-#define SPINDLE_SQ_DEPTH	512
-#define SPINDLE_SIGNAL_EVERY	64
-#define SPINDLE_RQ_DEPTH	8		/* receives with buffers: hello */
-#define SPINDLE_DOORBELLS	256		/* zero-length receives: doorbells */
-#define SPINDLE_MSG_BUF		4096		/* hello fragments */
 #define SPINDLE_MAX_MINORS	256
 
-/* ---- memory regions (region.c) ---- */
-
-struct spindle_region {
-	struct kref ref;
-	void *vaddr;			/* vmalloc_user: zeroed, mappable */
-	size_t size;			/* whole pages */
-	struct ib_device *ibdev;	/* DMA-mapped for it while non-NULL */
-	u32 nchunks;			/* one MR covers one chunk */
-	u32 chunk_bytes;
-	struct sg_table *sgts;		/* [nchunks], DMA-mapped */
-};
-
-/* One set of MRs over a region: local (source) or remote-writable. */
-struct spindle_mrset {
-	struct spindle_region *reg;
-	u32 n;
-	int access;
-	struct ib_mr **mrs;		/* [n], one per region chunk */
-};
-
-/* Where a peer told us to write (from its hello). */
-struct spindle_rchunk {
-	u64 iova;
-	u32 rkey;
-	u32 len;
-};
-
-struct spindle_rregion {
-	u64 size;
-	u32 n;
-	struct spindle_rchunk *chunks;
-};
-
-struct spindle_region *spindle_region_alloc(size_t size);
-void spindle_region_put(struct spindle_region *reg);
-int spindle_region_dma_map(struct spindle_region *reg, struct ib_device *ibdev,
-			   u32 max_pages);
-void spindle_region_dma_unmap(struct spindle_region *reg);
-int spindle_mrset_init(struct spindle_mrset *set, struct spindle_region *reg,
-		       struct ib_pd *pd, int access);
-void spindle_mrset_destroy(struct spindle_mrset *set);
-u32 spindle_mrset_reg_wrs(struct spindle_mrset *set, struct ib_reg_wr *wrs,
-			  struct ib_cqe *cqe);
-u32 spindle_mrset_sge(const struct spindle_mrset *set, u64 off, u32 len,
-		      struct ib_sge *sge);
-u32 spindle_rregion_addr(const struct spindle_rregion *rr, u64 off, u32 len,
-			 u64 *addr, u32 *rkey);
-void spindle_rregion_free(struct spindle_rregion *rr);
-
-/* ---- peers (conn.c) ---- */
-
-/* rdma_cm contexts start with this so one handler can tell them apart. */
-enum spindle_cm_kind { SPINDLE_CM_LISTEN, SPINDLE_CM_PEER };
-
-struct spindle_cm_ctx {
-	enum spindle_cm_kind kind;
-	struct spindle_group *g;
-};
-
-struct spindle_rxbuf {
-	struct ib_cqe cqe;
-	struct spindle_peer *peer;
-	void *buf;
-	u64 dma;
-};
-
-struct spindle_sig {
-	struct ib_cqe cqe;
-	struct spindle_peer *peer;
-	u64 acks_to;			/* its completion: every entry before is done */
-};
+/* ---- peers (peer.c) and their connections (conn.h) ---- */
 
 struct spindle_peer {
-	struct spindle_cm_ctx ctx;
 	struct spindle_group *g;
 	u32 idx;			/* member index in the configuration */
 	u32 id;				/* member id */
 	struct sockaddr_storage addr;
 	bool active;			/* we connect, it accepts */
 	int state;			/* enum spindle_peer_state (peer_lock) */
-	u32 connects;
-	struct rdma_cm_id *cm_id;	/* current connection, or NULL */
-	struct ib_qp *qp;
-	struct delayed_work connect_work;
-	struct rdma_cm_id *dead_id;	/* failed attempt, destroyed by the work */
-	struct ib_qp *dead_qp;
+	u32 connects;			/* connections made or accepted (peer_lock) */
+	bool rejoin;			/* left the view: may come back (peer_lock) */
+	struct spindle_conn *cur;	/* the current connection, or NULL (peer_lock) */
+	struct list_head conns;		/* connections not yet reaped (peer_lock) */
+	u32 nconns;
+	struct delayed_work connect_work;	/* the active side's attempts */
+	struct work_struct reap_work;	/* tears down what went DOWN */
 
-	/* send queue accounting: the kthread only, once READY */
-	u64 sq_posted;
-	u64 sq_acked;
-	struct spindle_sig *sigs;	/* [SPINDLE_SQ_DEPTH / SPINDLE_SIGNAL_EVERY + 2] */
-	u32 nsigs;
-	u32 sig_next;
-	struct ib_cqe err_cqe;		/* unsignaled WRs: only errors complete */
-	struct ib_cqe bell_cqe;		/* its counter pushes (write with imm) */
-	u32 bells_owed;			/* doorbell receives to post again */
+	/* the predicate thread's, refreshed at the start of every pass */
+	struct spindle_conn *kc;	/* cur, once it has a QP */
+	bool kc_ready;			/* kc is READY: writes may be queued (any reader) */
+	u64 kc_inflight;		/* kc's writes not yet completed (any reader) */
 
 	/* the writes of one predicate pass, posted as one chain */
-	struct ib_rdma_wr *chain;
+	struct ib_rdma_wr *chain;	/* [SPINDLE_SQ_DEPTH] */
 	struct ib_sge *chain_sge;
 	u32 chain_len;
-	u32 chain_cap;
-	u32 split_max;			/* most WRs one engine write becomes */
-	u64 blk_inflight[SP_MAX_SUBGROUPS];	/* sq position after a block push */
-	bool rejoin;			/* left the view: may come back */
-	u64 row_sent;			/* g->row_gen last queued to it */
-	u64 row_vc_sent;		/* g->vc.row_ver last queued to it */
-
-	/* MRs: ours for writing from, its for writing into us */
-	struct spindle_mrset l_meta;
-	struct spindle_mrset l_pay[SP_MAX_SUBGROUPS];
-	struct spindle_mrset l_stage;
-	struct spindle_mrset r_meta;	/* over in_meta[idx] */
-	struct spindle_mrset r_pay[SP_MAX_SUBGROUPS];
 	struct spindle_region *stage;	/* snapshots of blocks being pushed */
 	u32 stage_entry;
-
-	/* key exchange */
-	void *hello;
-	u64 hello_dma;
-	struct spindle_sig hello_sig;
-	struct spindle_rxbuf rx[SPINDLE_RQ_DEPTH];
-	void *hello_ents;		/* accumulating fragments */
-	bool hello_sent;		/* ours is posted (CM context) */
-	bool hello_done;		/* theirs arrived and checked (kthread) */
-	u32 hello_total;
-	u32 hello_got;
-	struct spindle_rregion w_meta;		/* where we write: its in_meta[me] */
-	struct spindle_rregion w_pay[SP_MAX_SUBGROUPS];
 };
 
 /* ---- subgroups (sg.c, sgdev.c) ---- */
@@ -301,8 +197,9 @@ struct spindle_group {
 	struct spindle_cm_ctx listen_ctx;
 	struct rdma_cm_id *listen_id;
 	struct ib_device *ibdev;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
+	struct ib_cq *cq;		/* every connection's, polled by the thread */
+	struct list_head zombies;	/* connections that did not drain (peer_lock) */
+	int cq_event;			/* the CQ broke: its event (any context) */
 	struct ib_wc wc[16];		/* the predicate thread's CQ batch */
 	spinlock_t peer_lock;		/* peer states, cm ids, state */
 	struct spindle_peer *peers[SP_MAX_MEMBERS];	/* by member index */
@@ -315,6 +212,9 @@ struct spindle_group {
 	struct spindle_region *out_pay[SP_MAX_SUBGROUPS];
 
 	struct task_struct *thread;
+	bool thread_stopped;		/* for good: nothing polls the CQ */
+	atomic64_t passes;		/* predicate passes run */
+	wait_queue_head_t pass_wq;	/* spindle_thread_sync() */
 	atomic_t doorbell;
 	bool stopping;			/* teardown: stop publishing */
 	u64 busy_ns;
@@ -338,6 +238,8 @@ struct spindle_group {
 	u64 row_gen_vc;			/* vc.row_ver as of row_gen */
 	u64 row_csum_gen;		/* row_gen the checksum is of */
 	u64 change_start;		/* ns: the running view change began */
+	u64 change_conns;		/* conns_made as it began */
+	atomic64_t conns_made;		/* connections made so far (conn->born) */
 	u32 hostile;			/* enum spindle_hostile (debugfs, tests) */
 
 	/* pinned memory, charged to RLIMIT_MEMLOCK of who brought it up */
@@ -376,25 +278,26 @@ void spindle_ring_doorbell(struct spindle_group *g);
 void spindle_group_check_active(struct spindle_group *g);
 void spindle_group_set_state(struct spindle_group *g, int state);
 
-/* conn.c */
+/* peer.c */
 int spindle_bind(struct spindle_group *g, struct sockaddr_storage *self);
 int spindle_listen(struct spindle_group *g);
 int spindle_peer_init(struct spindle_group *g, u32 idx);
 void spindle_peer_start(struct spindle_peer *peer);
-void spindle_peer_destroy(struct spindle_peer *peer);
+void spindle_peer_stop(struct spindle_peer *peer, const char *why);
 void spindle_peer_free(struct spindle_peer *peer);
-int spindle_peer_make_ready(struct spindle_peer *peer);
-void spindle_peer_lost(struct spindle_peer *peer, const char *why);
 void spindle_peer_allow_rejoin(struct spindle_peer *peer);
+void spindle_peer_refresh(struct spindle_peer *peer);
 int spindle_cm_handler_entry(struct rdma_cm_id *id, struct rdma_cm_event *ev);
-int spindle_peer_process_hello(struct spindle_peer *peer, void *buf, u32 len);
-void spindle_peer_post_recv(struct spindle_peer *peer, struct spindle_rxbuf *rx);
-void spindle_peer_post_bells(struct spindle_peer *peer);
 void spindle_member_sockaddr(const struct sp_member_cfg *m,
 			     struct sockaddr_storage *ss);
+bool spindle_peer_connected(struct spindle_peer *peer, struct spindle_conn *conn);
+void spindle_peer_conn_gone(struct spindle_peer *peer, bool established, bool rejoin);
+void spindle_peer_conn_lost(struct spindle_peer *peer, const char *why,
+			    bool established, bool rejoin);
 
 /* xmit.c: the predicate kthread and posting */
 int spindle_thread_fn(void *data);
+void spindle_thread_sync(struct spindle_group *g);
 bool spindle_peer_ready(struct spindle_peer *peer);
 u32 spindle_peer_room(const struct spindle_peer *peer);
 void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
@@ -434,6 +337,7 @@ struct spindle_ibdev {
 extern struct mutex spindle_devices_lock;
 extern struct list_head spindle_devices;
 unsigned int spindle_nr_devices(void);
+bool spindle_device_present(struct ib_device *ibdev);
 
 /*
  * Copy a size-versioned ioctl argument (first field: __u32 size) in from

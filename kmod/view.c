@@ -246,6 +246,7 @@ static void spindle_vc_wedge(void *ctx)
 	u32 s, r;
 
 	g->change_start = ktime_get_ns();
+	g->change_conns = atomic64_read(&g->conns_made);
 	pr_info("group %u: view %llu ends (suspects %#llx, joins %#llx)\n",
 		g->id, g->vc.view, g->vc.suspects | g->vc.local_suspects,
 		g->vc.joins);
@@ -427,23 +428,16 @@ static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 	return ret;
 }
 
-/* Move @peer's QP to the error state: what was posted is flushed. */
-static void spindle_peer_stop_qp(struct spindle_peer *peer)
+/*
+ * Stop writing to @peer and refuse its writes: the connection it had when
+ * this change began goes down and is reaped (QP drained and destroyed,
+ * MRs and with them every key it had deregistered).  It may come back as
+ * a new incarnation, on a connection made since, which is left alone.
+ */
+static void spindle_abandon(struct spindle_group *g, struct spindle_peer *peer)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-
-	if (peer->qp)
-		ib_modify_qp(peer->qp, &attr, IB_QP_STATE);
-}
-
-/* Stop writing to @peer and refuse its writes, at once. */
-static void spindle_abandon(struct spindle_peer *peer)
-{
-	if (READ_ONCE(peer->rejoin))
-		return;		/* done: it may be connecting again */
-	spindle_peer_stop_qp(peer);
-	spindle_peer_lost(peer, "removed from the view");
-	peer->sq_acked = peer->sq_posted;	/* flushed, not waited for */
+	if (peer->kc && peer->kc->born <= g->change_conns)
+		spindle_conn_down(peer->kc, "removed from the view");
 	spindle_peer_allow_rejoin(peer);
 }
 
@@ -459,10 +453,10 @@ static bool spindle_vc_drain(void *ctx, sp_mask_t next)
 		if (i == g->me || !peer)
 			continue;
 		if (!sp_mask_has(next, i)) {
-			spindle_abandon(peer);
+			spindle_abandon(g, peer);
 			continue;
 		}
-		if (spindle_peer_ready(peer) && peer->sq_acked != peer->sq_posted)
+		if (spindle_peer_ready(peer) && peer->kc->sq_acked != peer->kc->sq_posted)
 			done = false;
 	}
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
@@ -611,17 +605,15 @@ static void spindle_vc_fail(void *ctx, const char *why)
 				  (ktime_get_ns() - g->change_start) / NSEC_PER_MSEC);
 	spindle_group_set_state(g, SPINDLE_GROUP_FAILED);
 	/*
-	 * It writes nothing more in this group: stop its QPs at once, or
-	 * the NIC goes on retrying writes into peers that moved on (soft
-	 * RoCE did so from softirq until the CPU locked up).
+	 * It writes nothing more in this group: its connections go down at
+	 * once, or the NIC goes on retrying writes into peers that moved on
+	 * (soft RoCE did so from softirq until the CPU locked up).
 	 */
 	for (i = 0; i < g->cfg.nmembers; i++) {
 		struct spindle_peer *peer = g->peers[i];
 
-		if (i == g->me || !peer || !peer->qp || READ_ONCE(peer->rejoin))
-			continue;
-		spindle_peer_stop_qp(peer);
-		peer->sq_acked = peer->sq_posted;	/* flushed, not waited for */
+		if (i != g->me && peer && peer->kc)
+			spindle_conn_down(peer->kc, "this member stops");
 	}
 }
 
@@ -699,17 +691,17 @@ void spindle_view_push_rows(struct spindle_group *g)
 		struct spindle_peer *peer = g->peers[i];
 
 		if (i == g->me || !spindle_peer_ready(peer) ||
-		    peer->row_sent == g->row_gen ||
-		    spindle_peer_room(peer) < peer->split_max)
+		    peer->kc->row_sent == g->row_gen ||
+		    spindle_peer_room(peer) < peer->kc->split_max)
 			continue;
 		if (g->row_csum_gen != g->row_gen) {
 			mine->csum = cpu_to_le64(spindle_row_csum(g, mine));
 			g->row_csum_gen = g->row_gen;
 		}
 		/* a view change rings the peer's doorbell; a heartbeat need not */
-		spindle_peer_queue_row(peer, peer->row_vc_sent != g->vc.row_ver);
-		peer->row_sent = g->row_gen;
-		peer->row_vc_sent = g->vc.row_ver;
+		spindle_peer_queue_row(peer, peer->kc->row_vc_sent != g->vc.row_ver);
+		peer->kc->row_sent = g->row_gen;
+		peer->kc->row_vc_sent = g->vc.row_ver;
 	}
 }
 

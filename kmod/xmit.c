@@ -40,15 +40,17 @@ static unsigned int idle_ms = 100;
 module_param(idle_ms, uint, 0644);
 MODULE_PARM_DESC(idle_ms, "Longest a parked predicate thread sleeps without a doorbell, in milliseconds (default 100)");
 
+/* May writes to @peer be queued (the predicate thread; others: a hint)? */
 bool spindle_peer_ready(struct spindle_peer *peer)
 {
-	return peer && READ_ONCE(peer->state) == SPINDLE_PEER_READY;
+	return peer && READ_ONCE(peer->kc_ready);
 }
 
-/* Send queue entries free for this pass's chain. */
+/* Send queue entries free for this pass's chain (@peer is ready). */
 u32 spindle_peer_room(const struct spindle_peer *peer)
 {
-	u64 used = peer->sq_posted + peer->chain_len - peer->sq_acked;
+	const struct spindle_conn *c = peer->kc;
+	u64 used = c->sq_posted + peer->chain_len - c->sq_acked;
 
 	return used >= SPINDLE_SQ_DEPTH ? 0 : SPINDLE_SQ_DEPTH - (u32)used;
 }
@@ -62,8 +64,8 @@ static bool spindle_coalesces(const struct spindle_group *g)
 /* Mark chain entry @i signaled; the completion acknowledges all before it. */
 static void spindle_signal(struct spindle_peer *peer, u32 i)
 {
-	u64 pos = peer->sq_posted + i;
-	struct spindle_sig *sig = &peer->sigs[pos % SPINDLE_SQ_DEPTH];
+	u64 pos = peer->kc->sq_posted + i;
+	struct spindle_sig *sig = &peer->kc->sigs[pos % SPINDLE_SQ_DEPTH];
 
 	sig->acks_to = pos + 1;
 	peer->chain[i].wr.send_flags |= IB_SEND_SIGNALED;
@@ -81,7 +83,7 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
  */
 static u64 spindle_stage_off(const struct spindle_peer *peer)
 {
-	return ((peer->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
+	return ((peer->kc->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
 	       peer->stage_entry;
 }
 
@@ -181,6 +183,7 @@ static u32 spindle_hostile_stages_hdrs(struct spindle_group *g,
 void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 			const struct sp_wr *w)
 {
+	struct spindle_conn *c = peer->kc;
 	struct spindle_group *g = peer->g;
 	const struct sp_meta_layout *lay = &g->layout[g->me];
 	const struct spindle_rregion *rr;
@@ -191,14 +194,14 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 
 	switch (w->kind) {
 	case SP_WR_PAYLOAD:
-		lset = &peer->l_pay[s];
-		rr = &peer->w_pay[s];
+		lset = &c->l_pay[s];
+		rr = &c->w_pay[s];
 		loff = w->offset;
 		roff = w->offset;
 		break;
 	case SP_WR_HDR:
-		lset = &peer->l_meta;
-		rr = &peer->w_meta;
+		lset = &c->l_meta;
+		rr = &c->w_meta;
 		loff = lay->hdr_off[s] + w->offset;
 		roff = loff;
 		n = spindle_hostile_stages_hdrs(g, peer, len);
@@ -208,13 +211,13 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 			len = n;
 			memcpy(st, g->out_meta->vaddr + loff, len);
 			spindle_hostile_hdrs(g, st, len / sizeof(struct sp_hdr));
-			lset = &peer->l_stage;
+			lset = &c->l_stage;
 			loff = st - peer->stage->vaddr;
 		}
 		break;
 	default:
-		lset = &peer->l_stage;
-		rr = &peer->w_meta;
+		lset = &c->l_stage;
+		rr = &c->w_meta;
 		loff = spindle_stage_off(peer);
 		roff = lay->block_off[s];
 		memcpy(peer->stage->vaddr + loff, sg->eng.blocks[sg->eng.me], len);
@@ -231,7 +234,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		/* its completion says when the next push may go */
 		if (!(peer->chain[peer->chain_len - 1].wr.send_flags & IB_SEND_SIGNALED))
 			spindle_signal(peer, peer->chain_len - 1);
-		peer->blk_inflight[s] = peer->sq_posted + peer->chain_len;
+		c->blk_inflight[s] = c->sq_posted + peer->chain_len;
 	}
 }
 
@@ -253,13 +256,13 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 		struct ib_rdma_wr *wr = &peer->chain[i];
 		u64 raddr = 0;
 
-		if (WARN_ON_ONCE(i >= peer->chain_cap))
+		if (WARN_ON_ONCE(i >= SPINDLE_SQ_DEPTH))
 			break;
 		n = spindle_mrset_sge(lset, loff, len, sge);
 		if (n)
 			n = spindle_rregion_addr(rr, roff, n, &raddr, &rkey);
 		if (WARN_ON_ONCE(!n)) {
-			spindle_member_lost(peer->g, peer->idx, "write outside a region");
+			spindle_conn_down(peer->kc, "write outside a region");
 			break;
 		}
 		sge->length = n;
@@ -272,11 +275,11 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 		}
 		wr->wr.sg_list = sge;
 		wr->wr.num_sge = 1;
-		wr->wr.wr_cqe = &peer->err_cqe;
+		wr->wr.wr_cqe = &peer->kc->err_cqe;
 		wr->remote_addr = raddr;
 		wr->rkey = rkey;
 		peer->chain_len++;
-		if ((peer->sq_posted + peer->chain_len) % SPINDLE_SIGNAL_EVERY == 0)
+		if ((peer->kc->sq_posted + peer->chain_len) % SPINDLE_SIGNAL_EVERY == 0)
 			spindle_signal(peer, i);
 		loff += n;
 		roff += n;
@@ -301,7 +304,7 @@ void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
 	if (unlikely(READ_ONCE(g->hostile)))
 		spindle_hostile_row(g, peer->stage->vaddr + loff);
-	spindle_queue_range(peer, &peer->l_stage, loff, &peer->w_meta, 0,
+	spindle_queue_range(peer, &peer->kc->l_stage, loff, &peer->kc->w_meta, 0,
 			    g->row_bytes, bell, U32_MAX);
 }
 
@@ -314,11 +317,10 @@ void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 int spindle_peer_flush(struct spindle_peer *peer)
 {
 	const struct ib_send_wr *bad = NULL;
+	struct spindle_conn *c = peer->kc;
 	u32 n = peer->chain_len, i;
 	int ret;
 
-	if (peer->bells_owed)
-		spindle_peer_post_bells(peer);
 	if (!n)
 		return 0;
 	/* when draining, for teardown or a view change, every chain ends signaled */
@@ -328,18 +330,18 @@ int spindle_peer_flush(struct spindle_peer *peer)
 	for (i = 0; i + 1 < n; i++)
 		peer->chain[i].wr.next = &peer->chain[i + 1].wr;
 	peer->chain[n - 1].wr.next = NULL;
-	ret = ib_post_send(peer->qp, &peer->chain[0].wr, &bad);
+	ret = ib_post_send(c->qp, &peer->chain[0].wr, &bad);
 	peer->chain_len = 0;
 	if (ret) {
 		for (i = 0; i < n && bad != &peer->chain[i].wr; i++)
 			;
-		peer->sq_posted += i;
+		c->sq_posted += i;
 		pr_warn_ratelimited("group %u: posting to member %u failed: %d\n",
 				    peer->g->id, peer->id, ret);
-		spindle_peer_lost(peer, "post_send failed");
+		spindle_conn_down(c, "post_send failed");
 		return ret;
 	}
-	peer->sq_posted += n;
+	c->sq_posted += n;
 	return n;
 }
 
@@ -543,8 +545,8 @@ static int spindle_sg_emit(struct spindle_group *g, struct spindle_sg *sg, bool 
 			continue;
 		/* the elastic threshold: one push of the block in flight */
 		block_ok = !spindle_coalesces(g) ||
-			   peer->sq_acked >= peer->blk_inflight[sg->index];
-		n = sp_sg_emit(e, m, spindle_peer_room(peer) / peer->split_max,
+			   peer->kc->sq_acked >= peer->kc->blk_inflight[sg->index];
+		n = sp_sg_emit(e, m, spindle_peer_room(peer) / peer->kc->split_max,
 			       block_ok, w);
 		for (i = 0; i < n; i++)
 			spindle_peer_queue(peer, sg, &w[i]);
@@ -663,26 +665,46 @@ static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
 	return work + spindle_sg_emit(g, sg, false);
 }
 
+/*
+ * End of a pass: every ready peer's chain goes out, every doorbell receive
+ * used up is posted again, and what is still in flight is noted for
+ * readers outside the thread.
+ */
+static void spindle_flush_all(struct spindle_group *g)
+{
+	u32 i;
+
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *peer = g->peers[i];
+		struct spindle_conn *c;
+
+		if (i == g->me || !peer->kc)
+			continue;
+		c = peer->kc;
+		if (c->bells_owed)
+			spindle_conn_post_bells(c);
+		if (peer->kc_ready)
+			spindle_peer_flush(peer);
+		WRITE_ONCE(peer->kc_inflight, c->sq_posted - c->sq_acked);
+	}
+}
+
 static int spindle_pass(struct spindle_group *g)
 {
 	int work, state;
 	u32 i, s;
 
 	atomic_set(&g->doorbell, 0);
+	if (unlikely(READ_ONCE(g->cq_event)))
+		spindle_group_fail(g, -1, ib_event_msg(READ_ONCE(g->cq_event)));
+	/*
+	 * Connections as they are now: new ones adopted (their hellos sent,
+	 * ready ones taken in), those that went down let go of.
+	 */
+	for (i = 0; i < g->cfg.nmembers; i++)
+		if (i != g->me)
+			spindle_peer_refresh(g->peers[i]);
 	work = spindle_poll_cq(g);
-	/* connections that came up: at the start, or members coming back */
-	for (i = 0; i < g->cfg.nmembers; i++) {
-		struct spindle_peer *peer = g->peers[i];
-
-		if (i == g->me || READ_ONCE(peer->state) != SPINDLE_PEER_CONNECTED)
-			continue;
-		/* pairs with the release in spindle_established() */
-		if (!smp_load_acquire(&peer->hello_sent) || !peer->hello_done)
-			continue;
-		if (!spindle_peer_make_ready(peer))
-			spindle_view_peer_ready(g, i);
-		work++;
-	}
 	state = READ_ONCE(g->state);
 	if (state == SPINDLE_GROUP_CONNECTING) {
 		spindle_group_check_active(g);
@@ -706,9 +728,7 @@ static int spindle_pass(struct spindle_group *g)
 			work += spindle_sg_pass(g, g->sgs[s],
 						READ_ONCE(g->state) == SPINDLE_GROUP_FAILED);
 	spindle_view_push_rows(g);
-	for (i = 0; i < g->cfg.nmembers; i++)
-		if (i != g->me && spindle_peer_ready(g->peers[i]))
-			spindle_peer_flush(g->peers[i]);
+	spindle_flush_all(g);
 	return work;
 }
 
@@ -742,6 +762,31 @@ static void spindle_park(struct spindle_group *g, unsigned int ms)
 }
 
 /**
+ * spindle_thread_sync - wait until the predicate thread has let go
+ * @g: group
+ *
+ * Whatever the thread saw before this call, it has finished two passes
+ * since: a connection that went DOWN before is no longer its current one,
+ * and it posts nothing more on it.  Returns at once if the thread is
+ * stopped for good.
+ * Context: process context, not the predicate thread.
+ */
+void spindle_thread_sync(struct spindle_group *g)
+{
+	s64 seq = atomic64_read(&g->passes);
+
+	if (WARN_ON_ONCE(current == g->thread))
+		return;
+	while (!READ_ONCE(g->thread_stopped) && g->thread &&
+	       atomic64_read(&g->passes) < seq + 2) {
+		spindle_ring_doorbell(g);
+		wait_event_timeout(g->pass_wq, atomic64_read(&g->passes) >= seq + 2 ||
+				   READ_ONCE(g->thread_stopped),
+				   msecs_to_jiffies(10));
+	}
+}
+
+/**
  * spindle_thread_fn - the predicate thread of a group
  * @data: the group
  *
@@ -756,6 +801,10 @@ int spindle_thread_fn(void *data)
 		u64 t0 = ktime_get_ns(), t1;
 		int work = spindle_pass(g);
 
+		/* a pass is over: spindle_thread_sync() counts them */
+		atomic64_inc(&g->passes);
+		if (wq_has_sleeper(&g->pass_wq))
+			wake_up_all(&g->pass_wq);
 		t1 = ktime_get_ns();
 		if (work) {
 			g->busy_ns += t1 - t0;

@@ -1,0 +1,108 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Connections and their teardown under churn (3 guests):
+#   staggered_up   the guests bring a group up seconds apart, so the ones
+#                  that connect try many times (every attempt a QP made and
+#                  destroyed) before the others listen; the group must form
+#                  and carry traffic, and no attempt may fail it.  Each
+#                  rejected attempt's failure event is held back 300 ms
+#                  (fault_cm_delay_ms), so its flushed completions always
+#                  reach the predicate thread first: they must be taken for
+#                  that attempt's, never for a connection's that is up;
+#   down_connecting  guests 1 and 2 bring groups up and take them down
+#                  while guest 0, which they connect to, never comes: every
+#                  attempt in flight is torn down; the module unloads;
+#   device_removal guest 2 deletes its soft-RoCE device under traffic:
+#                  the deletion returns (the group on it is torn down),
+#                  the two others go on in a view without it, and guest 2
+#                  adds the device back and can bring a group up again.
+# The kernel log must stay clean throughout.
+. selftests/lib/ktap.sh
+. selftests/lib/spindle.sh
+. selftests/lib/bw.sh
+
+N=${SPINDLE_NODES:-1}
+if [ "$N" -lt 3 ]; then
+	echo "1..0 # SKIP needs 3 guests"
+	exit 4
+fi
+ROUNDS=${LIFECYCLE_ROUNDS:-3}
+CTL=build/bin/spindlectl
+OUT=${SPINDLE_OUT:-/tmp}
+
+ktap_plan $((ROUNDS + 8))
+spindle_load || exit 1
+dmesg -C
+
+# --- staggered_up: guest 0 comes 3 s late, guest 2 1.5 s late -------------
+P=/sys/module/spindle/parameters
+echo 300 >$P/fault_cm_delay_ms
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	r=$((r + 1))
+	g=$((70 + r))
+	barrier "stagger$r"
+	case "$SPINDLE_NODE" in
+	0) sleep 3 ;;
+	2) sleep 1.5 ;;
+	esac
+	bw_run "staggered_up_$r" --group $g --port "$(bw_port $g)" --senders all \
+		--messages 300 --size 256 --window 16 --timeout 120
+done
+echo 0 >$P/fault_cm_delay_ms
+ktap_check "no_group_failed_while_forming" sh -c "! dmesg | grep -q 'no more sends in this group'"
+dmesg | grep 'no more sends in this group' | head -n 3 | sed 's/^/# /'
+attempts=$(dmesg | grep -c 'connected to member')
+ktap_diag "connections made: $attempts"
+
+# --- down_connecting: guest 0 never comes -----------------------------------
+barrier down_connecting
+if [ "$SPINDLE_NODE" != 0 ]; then
+	ok=1
+	i=0
+	while [ $i -lt 5 ]; do
+		i=$((i + 1))
+		gen_config "$OUT/dc$i.conf" $((80 + i)) $((7580 + i)) \
+			"subgroup 0 members all senders all window 16 max_msg 64"
+		$CTL up "$OUT/dc$i.conf" >/dev/null || ok=0
+		sleep 0.$((3 + i))
+		$CTL down $((80 + i)) || ok=0
+	done
+	ktap_check "down_while_connecting" [ $ok = 1 ]
+else
+	ktap_result skip "down_while_connecting" "guest 0 is the one that never comes"
+fi
+barrier down_connecting_done
+ktap_check "module_unloads" spindle_unload
+ktap_check "module_reloads" spindle_load
+
+# --- device_removal: guest 2 deletes rxe0 under traffic ---------------------
+barrier removal
+g=90
+(build/bin/spindle-bw --log "$LOGDIR/removal.log" --group $g --port "$(bw_port $g)" \
+	--senders all --seconds 20 --size 256 --window 16 --timeout 60 \
+	>"$LOGDIR/removal.json" 2>"$LOGDIR/removal.err"; echo $? >"$OUT/removal.rc") &
+bw=$!
+if [ "$SPINDLE_NODE" = 2 ]; then
+	sleep 8
+	start=$(date +%s)
+	timeout 60 rdma link delete rxe0
+	rc=$?
+	ktap_diag "rdma link delete rxe0: exit $rc after $(( $(date +%s) - start )) s"
+	ktap_check "device_deletion_returns" [ $rc = 0 ]
+	ktap_check "group_gone_with_device" sh -c "dmesg | grep -q 'group $g: RDMA device rxe0 removed'"
+	wait $bw
+	rdma link add rxe0 type rxe netdev eth0
+	ktap_check "device_back" sh -c "for i in \$(seq 50); do rdma link show rxe0/1 2>/dev/null | grep -q ACTIVE && exit 0; sleep 0.2; done; exit 1"
+else
+	wait $bw
+	ktap_diag "spindle-bw on a survivor: exit $(cat "$OUT/removal.rc"): $(tail -n 1 "$LOGDIR/removal.err")"
+	ktap_check "survivors_change_view" sh -c "dmesg | grep -q 'group $g: view 2 installed'"
+	ktap_result skip "group_gone_with_device" "guest 2 removes its device"
+	ktap_result skip "device_back" "guest 2 removes its device"
+fi
+barrier removal_done
+$CTL down $g >/dev/null 2>&1
+ktap_check "kernel_log_clean" dmesg_clean
+spindle_unload
+ktap_finish
