@@ -10,6 +10,7 @@
 #   make module     just the kernel module, for KVER
 #   make modules    the module for every supported kernel that is installed
 #   make unit       host unit tests of the protocol core (ASan + UBSan)
+#   make stress-views  rounds of the hostile view changes (ROUNDS=20)
 #
 # The module builds for KVER (make KVER=... or SPINDLE_KVER=...), by default
 # the kernel scripts/kver picks and names: the running kernel if its headers
@@ -56,7 +57,7 @@ BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat $(BIN)/spindle-counter
 
 .PHONY: all module modules userspace selftests unit check check-debug clean help print-kdir \
-	print-ko lint bench install uninstall
+	print-ko lint bench install uninstall stress-views unit-bins
 
 all: module userspace selftests
 
@@ -112,6 +113,8 @@ $(ST)/%: selftests/guest/%.c selftests/ktap.h uapi/linux/spindle.h $(LIB)/libspi
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
 
+unit-bins: $(UNIT_BINS)
+
 $(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SRCS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
@@ -126,6 +129,11 @@ check-debug: all
 
 clean:
 	rm -rf $(O_BUILD)
+
+# tens of rounds of the hostile view changes, splats looked for in every
+# guest (ROUNDS=, STRESS_SEED=; SPINDLE_VM_KERNEL= for a debug kernel)
+stress-views: all
+	selftests/host/stress-views.sh $(or $(ROUNDS),20)
 
 print-kdir:
 	@echo $(KDIR)
