@@ -188,7 +188,7 @@ long spindle_ctl_up(void __user *uarg)
 	spindle_member_sockaddr(&cfg->members[sp_cfg_member_index(cfg, cfg->self_id)],
 				&self);
 	mutex_lock(&spindle_groups_lock);
-	if (spindle_group_find(cfg->group_id)) {
+	if (spindle_group_id_busy(cfg->group_id)) {
 		ret = spindle_cfg_reject(&up, SPINDLE_CFG_E_GROUP_EXISTS, 0, -EEXIST);
 	} else {
 		ret = spindle_group_up(cfg, &self, &g);
@@ -221,12 +221,14 @@ long spindle_ctl_down(void __user *uarg)
 		return -EINVAL;
 	mutex_lock(&spindle_groups_lock);
 	g = spindle_group_find(down.group_id);
-	if (g) {
-		list_del(&g->node);
-		spindle_group_down(g, min(down.timeout_ms, 60000U));
-	}
+	if (g)
+		spindle_group_leave(g);
 	mutex_unlock(&spindle_groups_lock);
-	return g ? 0 : -ENOENT;
+	if (!g)
+		return -ENOENT;
+	/* without the lock: other groups come and go meanwhile */
+	spindle_group_down(g, min(down.timeout_ms, 60000U));
+	return 0;
 }
 
 static void spindle_fill_sg_info(struct spindle_sg *sg,
@@ -269,16 +271,21 @@ static void spindle_fill_sg_info(struct spindle_sg *sg,
 	}
 }
 
-static int spindle_fill_info(struct spindle_group *g,
-			     struct spindle_ctl_group_info *gi)
-{
-	u32 room_m = gi->nmembers, room_s = gi->nsubgroups, i, s, n = 0;
-	size_t msz = min_t(size_t, gi->member_info_size,
-			   sizeof(struct spindle_member_info));
-	size_t ssz = min_t(size_t, gi->subgroup_info_size,
-			   sizeof(struct spindle_subgroup_info));
-	struct spindle_subgroup_info *si;
+/* What GROUP_INFO reports, taken under the lock and copied out after it. */
+struct spindle_info_snap {
+	struct spindle_member_info mi[SP_MAX_MEMBERS];
+	struct spindle_subgroup_info si[SP_MAX_SUBGROUPS];
+	u32 nsg;		/* subgroups this node is in */
+};
 
+/* Caller holds spindle_groups_lock; nothing here may fault or sleep long. */
+static void spindle_snap_info(struct spindle_group *g,
+			      struct spindle_ctl_group_info *gi,
+			      struct spindle_info_snap *snap)
+{
+	u32 i, s;
+
+	lockdep_assert_held(&spindle_groups_lock);
 	gi->group_id = g->id;
 	gi->state = READ_ONCE(g->state);
 	gi->self_id = g->cfg.self_id;
@@ -287,52 +294,56 @@ static int spindle_fill_info(struct spindle_group *g,
 	gi->idle_ns = READ_ONCE(g->idle_ns);
 	gi->view_id = READ_ONCE(g->view_id);
 	gi->view_members = (u32)READ_ONCE(g->view_members);
-	gi->nmembers = g->cfg.nmembers;
-	for (i = 0; gi->members && i < min(room_m, g->cfg.nmembers); i++) {
-		struct spindle_member_info mi = {};
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_member_info *mi = &snap->mi[i];
 		const struct sp_member_cfg *m = &g->cfg.members[i];
 
-		mi.id = m->id;
-		mi.family = m->family;
-		mi.port = m->port;
-		memcpy(mi.addr, m->addr, sizeof(mi.addr));
+		mi->id = m->id;
+		mi->family = m->family;
+		mi->port = m->port;
+		memcpy(mi->addr, m->addr, sizeof(mi->addr));
 		if (i == g->me) {
-			mi.state = SPINDLE_PEER_SELF;
+			mi->state = SPINDLE_PEER_SELF;
 		} else {
-			mi.state = READ_ONCE(g->peers[i]->state);
-			mi.connects = READ_ONCE(g->peers[i]->connects);
+			mi->state = READ_ONCE(g->peers[i]->state);
+			mi->connects = READ_ONCE(g->peers[i]->connects);
 		}
+	}
+	snap->nsg = 0;
+	for (s = 0; s < g->cfg.nsubgroups; s++)
+		if (g->sgs[s])
+			spindle_fill_sg_info(g->sgs[s], &snap->si[snap->nsg++]);
+}
+
+/* Copy a snapshot out, in the sizes and room the caller gave. */
+static int spindle_copy_info(struct spindle_ctl_group_info *gi,
+			     const struct spindle_info_snap *snap, u32 nmembers)
+{
+	size_t msz = min_t(size_t, gi->member_info_size,
+			   sizeof(struct spindle_member_info));
+	size_t ssz = min_t(size_t, gi->subgroup_info_size,
+			   sizeof(struct spindle_subgroup_info));
+	u32 i;
+
+	for (i = 0; gi->members && i < min(gi->nmembers, nmembers); i++)
 		if (copy_to_user(u64_to_user_ptr(gi->members) +
-				 i * gi->member_info_size, &mi, msz))
+				 i * gi->member_info_size, &snap->mi[i], msz))
 			return -EFAULT;
-	}
-	/* about 1 KiB: not on the stack */
-	si = kmalloc(sizeof(*si), GFP_KERNEL);
-	if (!si)
-		return -ENOMEM;
-	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		if (!g->sgs[s])
-			continue;
-		if (gi->subgroups && n < room_s) {
-			spindle_fill_sg_info(g->sgs[s], si);
-			if (copy_to_user(u64_to_user_ptr(gi->subgroups) +
-					 n * gi->subgroup_info_size, si, ssz)) {
-				kfree(si);
-				return -EFAULT;
-			}
-		}
-		n++;
-	}
-	kfree(si);
-	gi->nsubgroups = n;
+	for (i = 0; gi->subgroups && i < min(gi->nsubgroups, snap->nsg); i++)
+		if (copy_to_user(u64_to_user_ptr(gi->subgroups) +
+				 i * gi->subgroup_info_size, &snap->si[i], ssz))
+			return -EFAULT;
+	gi->nmembers = nmembers;
+	gi->nsubgroups = snap->nsg;
 	return 0;
 }
 
 long spindle_ctl_group_info(void __user *uarg)
 {
-	struct spindle_ctl_group_info gi;
+	struct spindle_ctl_group_info gi, out;
 	struct spindle_group *g = NULL, *it;
-	u32 i = 0;
+	struct spindle_info_snap *snap;
+	u32 i = 0, nmembers = 0;
 	int ret;
 
 	ret = spindle_copy_arg(&gi, sizeof(gi), sizeof(gi), uarg);
@@ -342,6 +353,11 @@ long spindle_ctl_group_info(void __user *uarg)
 	    (gi.members && !gi.member_info_size) ||
 	    (gi.subgroups && !gi.subgroup_info_size))
 		return -EINVAL;
+	/* about 20 KiB: not on the stack */
+	snap = kvzalloc(sizeof(*snap), GFP_KERNEL_ACCOUNT);
+	if (!snap)
+		return -ENOMEM;
+	out = gi;
 	mutex_lock(&spindle_groups_lock);
 	if (gi.group_id) {
 		g = spindle_group_find(gi.group_id);
@@ -353,9 +369,15 @@ long spindle_ctl_group_info(void __user *uarg)
 			}
 		}
 	}
-	ret = g ? spindle_fill_info(g, &gi) : -ENOENT;
+	if (g) {
+		spindle_snap_info(g, &out, snap);
+		nmembers = g->cfg.nmembers;
+	}
 	mutex_unlock(&spindle_groups_lock);
+	/* copy_to_user() may fault and wait: never under the lock */
+	ret = g ? spindle_copy_info(&out, snap, nmembers) : -ENOENT;
+	kvfree(snap);
 	if (ret)
 		return ret;
-	return copy_to_user(uarg, &gi, sizeof(gi)) ? -EFAULT : 0;
+	return copy_to_user(uarg, &out, sizeof(out)) ? -EFAULT : 0;
 }

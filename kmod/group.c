@@ -23,19 +23,66 @@
 
 #include "spindle.h"
 
-/* the groups up on this node; control operations hold the lock */
+/*
+ * The groups up on this node, and those being taken down (off the first
+ * list, so nobody finds them, but still holding their device and id).
+ * The lock is held to look groups up and move them, never while one is
+ * taken down.
+ */
 DEFINE_MUTEX(spindle_groups_lock);
 LIST_HEAD(spindle_groups);
+static LIST_HEAD(spindle_groups_leaving);
+static DECLARE_WAIT_QUEUE_HEAD(spindle_groups_left);
 
-/* Caller holds spindle_groups_lock. */
+/* A group that is up, by id.  Caller holds spindle_groups_lock. */
 struct spindle_group *spindle_group_find(u32 id)
 {
 	struct spindle_group *g;
 
+	lockdep_assert_held(&spindle_groups_lock);
 	list_for_each_entry(g, &spindle_groups, node)
 		if (g->id == id)
 			return g;
 	return NULL;
+}
+
+/* Is @id up, or still being taken down?  Caller holds the lock. */
+bool spindle_group_id_busy(u32 id)
+{
+	struct spindle_group *g;
+
+	if (spindle_group_find(id))
+		return true;
+	list_for_each_entry(g, &spindle_groups_leaving, node)
+		if (g->id == id)
+			return true;
+	return false;
+}
+
+/**
+ * spindle_group_leave - take a group off the list, to take it down
+ * @g: a group that is up
+ *
+ * Caller holds spindle_groups_lock; it then calls spindle_group_down()
+ * without it.
+ */
+void spindle_group_leave(struct spindle_group *g)
+{
+	lockdep_assert_held(&spindle_groups_lock);
+	list_move_tail(&g->node, &spindle_groups_leaving);
+}
+
+/* Is a group on @ibdev still being taken down? */
+static bool spindle_groups_leaving_on(struct ib_device *ibdev)
+{
+	struct spindle_group *g;
+	bool found = false;
+
+	mutex_lock(&spindle_groups_lock);
+	list_for_each_entry(g, &spindle_groups_leaving, node)
+		found |= g->ibdev == ibdev;
+	mutex_unlock(&spindle_groups_lock);
+	return found;
 }
 
 void spindle_ring_doorbell(struct spindle_group *g)
@@ -64,12 +111,35 @@ static void spindle_cq_async_event(struct ib_event *ev, void *ctx)
 	spindle_ring_doorbell(g);
 }
 
-/* Tell every subgroup's waiters and consumers about a state change. */
-void spindle_group_set_state(struct spindle_group *g, int state)
+#define SPINDLE_GS(s)	(1U << SPINDLE_GROUP_##s)
+/* the states a group may go to from each (enum spindle_group_state) */
+static const u32 spindle_group_next[] = {
+	[SPINDLE_GROUP_CONNECTING] = SPINDLE_GS(ACTIVE) | SPINDLE_GS(VIEW_CHANGE) |
+				     SPINDLE_GS(FAILED) | SPINDLE_GS(DOWN),
+	[SPINDLE_GROUP_ACTIVE] = SPINDLE_GS(VIEW_CHANGE) | SPINDLE_GS(FAILED) |
+				 SPINDLE_GS(DOWN),
+	[SPINDLE_GROUP_VIEW_CHANGE] = SPINDLE_GS(VIEW_CHANGE) | SPINDLE_GS(ACTIVE) |
+				      SPINDLE_GS(FAILED) | SPINDLE_GS(DOWN),
+	[SPINDLE_GROUP_FAILED] = SPINDLE_GS(DOWN),
+	[SPINDLE_GROUP_DOWN] = 0,
+};
+
+/* May a group in state @from go to @to? */
+static bool spindle_group_may(int from, int to)
 {
+	return from >= SPINDLE_GROUP_CONNECTING && from <= SPINDLE_GROUP_VIEW_CHANGE &&
+	       (spindle_group_next[from] & (1U << to));
+}
+
+/*
+ * Tell every subgroup's waiters and consumers the group's state, as it is
+ * now (two changes that race both end with the latest one told).
+ */
+static void spindle_group_notify(struct spindle_group *g)
+{
+	int state = READ_ONCE(g->state);
 	u32 s;
 
-	WRITE_ONCE(g->state, state);
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct spindle_sg *sg = g->sgs[s];
 		struct spindle_consumer *c;
@@ -88,6 +158,31 @@ void spindle_group_set_state(struct spindle_group *g, int state)
 }
 
 /**
+ * spindle_group_move - the one place a group's state changes
+ * @g: group
+ * @to: enum spindle_group_state
+ *
+ * A group moves only along its legal steps: a failed group, say, never
+ * becomes active again, whoever tries to make it so after it failed.
+ * Context: any (takes peer_lock); subgroups are told outside it.
+ * Return: whether it moved.
+ */
+bool spindle_group_move(struct spindle_group *g, int to)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&g->peer_lock, flags);
+	ok = spindle_group_may(g->state, to);
+	if (ok)
+		WRITE_ONCE(g->state, to);
+	spin_unlock_irqrestore(&g->peer_lock, flags);
+	if (ok)
+		spindle_group_notify(g);
+	return ok;
+}
+
+/**
  * spindle_group_fail - a member failed or wrote something we rejected
  * @g: group
  * @member_idx: member index, or -1
@@ -102,18 +197,22 @@ void spindle_group_fail(struct spindle_group *g, s32 member_idx,
 	unsigned long flags;
 	bool first;
 
+	/* a group whose views run fails through the view change instead */
 	spin_lock_irqsave(&g->peer_lock, flags);
-	first = g->state == SPINDLE_GROUP_CONNECTING ||
-		g->state == SPINDLE_GROUP_ACTIVE;
-	if (first && member_idx >= 0)
-		g->fault_member = g->cfg.members[member_idx].id;
+	first = !g->stopping && (g->state == SPINDLE_GROUP_CONNECTING ||
+				 g->state == SPINDLE_GROUP_ACTIVE);
+	if (first) {
+		if (member_idx >= 0)
+			g->fault_member = g->cfg.members[member_idx].id;
+		WRITE_ONCE(g->state, SPINDLE_GROUP_FAILED);
+	}
 	spin_unlock_irqrestore(&g->peer_lock, flags);
-	if (!first || READ_ONCE(g->stopping))
+	if (!first)
 		return;
 	pr_warn("group %u: member %d failed (%s): no more sends in this group\n",
 		g->id, member_idx >= 0 ? (int)g->cfg.members[member_idx].id : -1,
 		why);
-	spindle_group_set_state(g, SPINDLE_GROUP_FAILED);
+	spindle_group_notify(g);
 	spindle_ring_doorbell(g);
 }
 
@@ -127,9 +226,10 @@ void spindle_group_check_active(struct spindle_group *g)
 	for (i = 0; i < g->cfg.nmembers; i++)
 		if (i != g->me && READ_ONCE(g->peers[i]->state) != SPINDLE_PEER_READY)
 			return;
+	if (!spindle_group_move(g, SPINDLE_GROUP_ACTIVE))
+		return;		/* it failed meanwhile */
 	pr_info("group %u: all %u members connected\n", g->id, g->cfg.nmembers);
 	spindle_view_start(g);
-	spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
 }
 
 static struct spindle_region *spindle_alloc_mapped(struct spindle_group *g,
@@ -306,6 +406,13 @@ static void spindle_group_free(struct spindle_group *g)
 	for (i = 0; i < SP_MAX_MEMBERS; i++)
 		spindle_region_put(g->in_meta[i]);
 	spindle_region_put(g->out_meta);
+	/* nothing of it is on its device any more */
+	if (!list_empty(&g->node)) {
+		mutex_lock(&spindle_groups_lock);
+		list_del(&g->node);
+		mutex_unlock(&spindle_groups_lock);
+		wake_up_all(&spindle_groups_left);
+	}
 	spindle_view_free(g);
 	spindle_unaccount(g);
 	if (g->thread)
@@ -323,7 +430,10 @@ static int spindle_device_fits(struct spindle_group *g, u32 npeers, u32 *cqe)
 	u32 want = npeers * SPINDLE_PEER_CONNS * SPINDLE_CONN_CQES + 16;
 	const char *lack = NULL;
 
-	if (!(a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	/* every counter push is a write with immediate: the peer's doorbell */
+	if (rdma_protocol_iwarp(g->ibdev, g->listen_id->port_num))
+		lack = "RDMA write with immediate (iWARP has none)";
+	else if (!(a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
 	    !a->max_fast_reg_page_list_len)
 		lack = "fast memory registration";
 	else if (a->max_qp_wr < SPINDLE_SQ_DEPTH + 1 ||
@@ -368,6 +478,7 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
 	if (!g)
 		return -ENOMEM;
+	INIT_LIST_HEAD(&g->node);
 	g->cfg = *cfg;
 	g->id = cfg->group_id;
 	g->me = sp_cfg_member_index(cfg, cfg->self_id);
@@ -450,7 +561,7 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		goto fail;
 	}
 	if (!npeers)
-		spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
+		spindle_group_move(g, SPINDLE_GROUP_ACTIVE);
 	list_add_tail(&g->node, &spindle_groups);
 	spindle_debugfs_add(g);
 	wake_up_process(g->thread);
@@ -466,6 +577,8 @@ fail:
 	/* no connection was made: nothing to drain */
 	WRITE_ONCE(g->stopping, true);
 	WRITE_ONCE(g->thread_stopped, true);
+	/* files opened on its devices meanwhile see it go (POLLHUP, ENOTCONN) */
+	spindle_group_move(g, SPINDLE_GROUP_DOWN);
 	if (g->listen_id)
 		rdma_destroy_id(g->listen_id);
 	spindle_group_free(g);
@@ -538,7 +651,7 @@ static bool spindle_group_settled(struct spindle_group *g)
 
 /**
  * spindle_group_down - tear a group down
- * @g: group, already off the list
+ * @g: group, taken off the list with spindle_group_leave()
  * @timeout_ms: how long the others may take to catch up with this node,
  *	and its writes in flight to reach them
  */
@@ -572,29 +685,55 @@ void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms)
 		spindle_peer_stop(g->peers[i], "group down");
 	kthread_stop(g->thread);	/* we hold a reference on the task */
 	WRITE_ONCE(g->thread_stopped, true);
-	spindle_group_set_state(g, SPINDLE_GROUP_DOWN);
+	spindle_group_move(g, SPINDLE_GROUP_DOWN);
 	pr_info("group %u down\n", g->id);
 	spindle_group_free(g);
 }
 
+/* The first group that is up on @ibdev (any device if NULL), taken off the list. */
+static struct spindle_group *spindle_group_take(struct ib_device *ibdev)
+{
+	struct spindle_group *g, *found = NULL;
+
+	mutex_lock(&spindle_groups_lock);
+	list_for_each_entry(g, &spindle_groups, node) {
+		if (!ibdev || g->ibdev == ibdev) {
+			found = g;
+			spindle_group_leave(g);
+			break;
+		}
+	}
+	mutex_unlock(&spindle_groups_lock);
+	return found;
+}
+
 /**
  * spindle_group_remove_device - an RDMA device is going away
- * @ibdev: the device
+ * @ibdev: the device, no longer on the ib_client's list
  *
- * Groups on it are torn down before the RDMA core goes on.
+ * Every group on it is torn down, and those others were taking down are
+ * waited for, before the RDMA core goes on.
  */
 void spindle_group_remove_device(struct ib_device *ibdev)
 {
-	struct spindle_group *g, *tmp;
+	struct spindle_group *g;
 
-	mutex_lock(&spindle_groups_lock);
-	list_for_each_entry_safe(g, tmp, &spindle_groups, node) {
-		if (g->ibdev != ibdev)
-			continue;
+	while ((g = spindle_group_take(ibdev))) {
 		pr_warn("group %u: RDMA device %s removed\n", g->id,
 			dev_name(&ibdev->dev));
-		list_del(&g->node);
 		spindle_group_down(g, 0);
 	}
-	mutex_unlock(&spindle_groups_lock);
+	wait_event(spindle_groups_left, !spindle_groups_leaving_on(ibdev));
+}
+
+/**
+ * spindle_group_down_all - take every group down (module unload)
+ * @timeout_ms: as for spindle_group_down()
+ */
+void spindle_group_down_all(unsigned int timeout_ms)
+{
+	struct spindle_group *g;
+
+	while ((g = spindle_group_take(NULL)))
+		spindle_group_down(g, timeout_ms);
 }

@@ -197,16 +197,9 @@ sgdev:
 
 static void __exit spindle_exit(void)
 {
-	struct spindle_group *g, *tmp;
-
 	misc_deregister(&spindle_ctl_dev);
 	/* open /dev/spindleN files pin the module, so none is open here */
-	mutex_lock(&spindle_groups_lock);
-	list_for_each_entry_safe(g, tmp, &spindle_groups, node) {
-		list_del(&g->node);
-		spindle_group_down(g, 1000);
-	}
-	mutex_unlock(&spindle_groups_lock);
+	spindle_group_down_all(1000);
 	ib_unregister_client(&spindle_ib_client);
 	spindle_debugfs_exit();
 	spindle_sgdev_exit();

@@ -132,7 +132,6 @@ struct spindle_sg {
 	u64 pos_base;			/* user position of engine position 0 */
 	u64 idx_base[SP_MAX_MEMBERS];	/* by configured rank: index of 0 */
 	u64 seq_base;			/* ordered: seq of this view's first */
-	u64 view_gen;			/* bumped at each reset */
 	u64 view_done;			/* view whose record was delivered */
 	u64 own_delivered;		/* my data messages delivered, all views */
 	bool prod_stale;		/* a view change voided the page */
@@ -271,12 +270,15 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		     struct spindle_group **out);
 void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms);
 struct spindle_group *spindle_group_find(u32 id);
+bool spindle_group_id_busy(u32 id);
+void spindle_group_leave(struct spindle_group *g);
+void spindle_group_down_all(unsigned int timeout_ms);
 void spindle_group_fail(struct spindle_group *g, s32 member_idx,
 			const char *why);
 void spindle_group_remove_device(struct ib_device *ibdev);
 void spindle_ring_doorbell(struct spindle_group *g);
 void spindle_group_check_active(struct spindle_group *g);
-void spindle_group_set_state(struct spindle_group *g, int state);
+bool spindle_group_move(struct spindle_group *g, int to);
 
 /* peer.c */
 int spindle_bind(struct spindle_group *g, struct sockaddr_storage *self);

@@ -251,7 +251,7 @@ static void spindle_vc_wedge(void *ctx)
 		g->id, g->vc.view, g->vc.suspects | g->vc.local_suspects,
 		g->vc.joins);
 	trace_spindle_view_change(g->id, "wedge", g->vc.view, g->vc.members, 0);
-	spindle_group_set_state(g, SPINDLE_GROUP_VIEW_CHANGE);
+	spindle_group_move(g, SPINDLE_GROUP_VIEW_CHANGE);
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct spindle_sg *sg = g->sgs[s];
 		struct sp_area_entry *a;
@@ -559,7 +559,6 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 		sg->pos_base = round_up(sg->pos_base + old->pay_reserved, sg->cfg.window);
 		fresh[s]->stats = old->stats;
 		sg->eng = *fresh[s];
-		sg->view_gen++;
 		spindle_producer_reset(sg);
 		spin_unlock_bh(&sg->lock);
 		spindle_sg_consumers_reset(sg);
@@ -592,7 +591,7 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 		(ktime_get_ns() - g->change_start) / NSEC_PER_MSEC);
 	trace_spindle_view_change(g->id, "install", view, members,
 				  (ktime_get_ns() - g->change_start) / NSEC_PER_MSEC);
-	spindle_group_set_state(g, SPINDLE_GROUP_ACTIVE);
+	spindle_group_move(g, SPINDLE_GROUP_ACTIVE);
 }
 
 static void spindle_vc_fail(void *ctx, const char *why)
@@ -603,7 +602,7 @@ static void spindle_vc_fail(void *ctx, const char *why)
 	pr_warn("group %u: this member stops: %s\n", g->id, why);
 	trace_spindle_view_change(g->id, "fail", g->vc.view, g->vc.members,
 				  (ktime_get_ns() - g->change_start) / NSEC_PER_MSEC);
-	spindle_group_set_state(g, SPINDLE_GROUP_FAILED);
+	spindle_group_move(g, SPINDLE_GROUP_FAILED);
 	/*
 	 * It writes nothing more in this group: its connections go down at
 	 * once, or the NIC goes on retrying writes into peers that moved on
@@ -755,7 +754,7 @@ bool spindle_view_joining(struct spindle_group *g)
 		sp_vc_row_init(&g->vc, spindle_my_row(g), ktime_get_real_ns() | 1);
 		spindle_view_start(g);
 		g->change_start = ktime_get_ns();
-		spindle_group_set_state(g, SPINDLE_GROUP_VIEW_CHANGE);
+		spindle_group_move(g, SPINDLE_GROUP_VIEW_CHANGE);
 		return true;
 	}
 	return false;
