@@ -128,6 +128,7 @@ int spindle_mark_errno(struct spindle_sg *sg, u64 pos)
 {
 	int state = spindle_sg_state(sg);
 
+	lockdep_assert_held(&sg->lock);
 	if (state == SPINDLE_GROUP_FAILED)
 		return -EIO;
 	if (state != SPINDLE_GROUP_ACTIVE && state != SPINDLE_GROUP_VIEW_CHANGE)
@@ -282,7 +283,7 @@ struct spindle_consumer *spindle_attach(struct spindle_sg *sg,
 
 	if (!ops || !ops->deliver)
 		return ERR_PTR(-EINVAL);
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
 	kref_get(&sg->ref);

@@ -61,7 +61,6 @@ struct spindle_file {
 	u32 res_head;
 	u32 res_n;			/* ranges */
 	u32 pending;			/* slots */
-	u64 gen;			/* sg->view_gen they were made in */
 };
 
 static u64 spindle_ring_offset(u32 rank)
@@ -80,7 +79,8 @@ static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
 	for (i = 0; i < n; i++) {
 		struct spindle_desc *d;
 
-		if (WARN_ON_ONCE(tail - READ_ONCE(f->qhead) >= f->qcap))
+		/* pairs with the release in RECV: it is done reading the slot */
+		if (WARN_ON_ONCE(tail - smp_load_acquire(&f->qhead) >= f->qcap))
 			break;
 		d = &f->q[tail % f->qcap];
 		d->seq = msgs[i].seq;
@@ -106,7 +106,8 @@ static void spindle_file_view(struct spindle_consumer *c, void *priv,
 	u64 tail = f->qtail;
 	struct spindle_desc *d;
 
-	if (WARN_ON_ONCE(tail - READ_ONCE(f->qhead) >= f->qcap))
+	/* as in spindle_file_deliver(): RECV is done with the slot */
+	if (WARN_ON_ONCE(tail - smp_load_acquire(&f->qhead) >= f->qcap))
 		return;
 	d = &f->q[tail % f->qcap];
 	memset(d, 0, sizeof(*d));
@@ -153,14 +154,14 @@ static int spindle_open(struct inode *inode, struct file *file)
 		ret = -ENODEV;
 		goto put;
 	}
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		goto put;
 	f->sg = sg;
 	mutex_init(&f->recv_lock);
 	mutex_init(&f->send_lock);
 	if (file->f_mode & FMODE_WRITE && sg->my_rank >= 0) {
-		f->res = kvcalloc(sg->cfg.window, sizeof(*f->res), GFP_KERNEL);
+		f->res = kvcalloc(sg->cfg.window, sizeof(*f->res), GFP_KERNEL_ACCOUNT);
 		if (!f->res)
 			goto free;
 	}
@@ -259,6 +260,23 @@ static u64 spindle_res_pop(struct spindle_file *f)
 	return pos;
 }
 
+/*
+ * Were this file's reservations made in a view that has ended?  A view
+ * change starts positions past every one the old view handed out, so the
+ * oldest one says it (whenever the change happened, even during the
+ * SEND that made them).
+ */
+static bool spindle_res_stale(struct spindle_file *f)
+{
+	struct spindle_sg *sg = f->sg;
+	bool stale;
+
+	spin_lock_bh(&sg->lock);
+	stale = f->res[f->res_head].first < sg->pos_base;
+	spin_unlock_bh(&sg->lock);
+	return stale;
+}
+
 /* Mark this file's @count oldest reservations with @lens. */
 static int spindle_mark(struct spindle_file *f, const u32 *lens, u32 count)
 {
@@ -308,7 +326,7 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 		return -EINVAL;
 
 	mutex_lock(&f->send_lock);
-	if (f->pending && f->gen != READ_ONCE(sg->view_gen)) {
+	if (f->pending && spindle_res_stale(f)) {
 		/* a view change voided them: the engine they were in is gone */
 		f->res_head = 0;
 		f->res_n = 0;
@@ -347,8 +365,6 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 			ret = n;
 			goto out;
 		}
-		if (!f->pending)
-			f->gen = READ_ONCE(sg->view_gen);
 		spindle_res_push(f, arg.first, n);
 		arg.reserved_count = n;
 	}
@@ -380,8 +396,15 @@ static int spindle_file_attach(struct spindle_file *f)
 {
 	struct spindle_consumer *c;
 
-	f->qcap = f->sg->eng.log_size + 64;	/* and view records */
-	f->q = kvcalloc(f->qcap, sizeof(*f->q), GFP_KERNEL);
+	/*
+	 * Every descriptor the subgroup may have outstanding in any view: the
+	 * configured senders' windows (a later view may have more senders
+	 * than this one), and view records, which hold no slot.  A view
+	 * change waits until consumers gave back the old view's messages, so
+	 * a few records at a time is all there can be.
+	 */
+	f->qcap = f->sg->cfg.window * f->sg->cfg.nsenders + 64;
+	f->q = kvcalloc(f->qcap, sizeof(*f->q), GFP_KERNEL_ACCOUNT);
 	if (!f->q)
 		return -ENOMEM;
 	c = spindle_attach(f->sg, &spindle_file_ops, f);
@@ -472,11 +495,12 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 		ret = -EFAULT;
 		goto unlock;
 	}
-	f->qhead += n;
 	f->held = 0;
 	for (part = 0; part < n; part++)	/* view records hold no slot */
 		if (!(f->q[(first + part) % f->qcap].flags & SPINDLE_DESC_VIEW))
 			f->held++;
+	/* done reading those slots: the predicate thread may refill them */
+	smp_store_release(&f->qhead, f->qhead + n);
 	atomic64_add(n, &sg->recv_msgs);
 	spindle_hist_inc(sg->hist_recv_call, n);
 	arg.count = n;
