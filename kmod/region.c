@@ -14,6 +14,7 @@
 #include <linux/vmalloc.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
+#include <linux/dma-mapping.h>
 
 #include "spindle.h"
 
@@ -53,6 +54,30 @@ void spindle_region_put(struct spindle_region *reg)
 {
 	if (reg)
 		kref_put(&reg->ref, spindle_region_release);
+}
+
+/*
+ * Peers write into regions with one-sided RDMA writes that no completion
+ * announces, and the CPU polls them: that needs DMA the CPU sees without
+ * syncs.  A device whose mapping of the region would need them (no cache
+ * coherence, or bounce buffers: swiotlb) cannot run Spindle.  Soft-RoCE
+ * bypasses the DMA API and never needs them.
+ */
+static bool spindle_region_needs_sync(struct ib_device *ibdev, struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	int i;
+
+	if (ib_uses_virt_dma(ibdev))
+		return false;
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		if (dma_need_sync(ibdev->dma_device, sg_dma_address(sg))) {
+			pr_warn_ratelimited("%s: DMA to its memory needs syncs (not coherent, or bounce-buffered): one-sided writes cannot be polled\n",
+					    dev_name(&ibdev->dev));
+			return true;
+		}
+	}
+	return false;
 }
 
 /**
@@ -103,6 +128,11 @@ int spindle_region_dma_map(struct spindle_region *reg, struct ib_device *ibdev,
 			goto fail;
 		}
 		sgt->nents = nents;
+		if (spindle_region_needs_sync(ibdev, sgt)) {
+			c++;	/* this chunk is mapped: unmapped with the others */
+			ret = -EOPNOTSUPP;
+			goto fail;
+		}
 	}
 	ret = 0;
 	goto out;

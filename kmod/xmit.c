@@ -46,11 +46,17 @@ bool spindle_peer_ready(struct spindle_peer *peer)
 	return peer && READ_ONCE(peer->kc_ready);
 }
 
-/* Send queue entries free for this pass's chain (@peer is ready). */
+/*
+ * Send queue entries free for this pass's chain (@peer is ready).  A
+ * staged snapshot sits in the slot of its write's first entry and is read
+ * by every piece of that write, up to split_max entries: that many are
+ * kept back, so that the slot comes round again only after the last piece
+ * of the write that used it completed.
+ */
 u32 spindle_peer_room(const struct spindle_peer *peer)
 {
 	const struct spindle_conn *c = peer->kc;
-	u64 used = c->sq_posted + peer->chain_len - c->sq_acked;
+	u64 used = c->sq_posted + peer->chain_len - c->sq_acked + c->split_max;
 
 	return used >= SPINDLE_SQ_DEPTH ? 0 : SPINDLE_SQ_DEPTH - (u32)used;
 }
@@ -367,6 +373,7 @@ static void spindle_sg_floor(struct spindle_sg *sg)
 	struct spindle_consumer *c;
 	u64 floor = U64_MAX;
 
+	lockdep_assert_held(&sg->cons_lock);
 	if (list_empty(&sg->consumers))
 		return;
 	list_for_each_entry(c, &sg->consumers, node)
@@ -385,6 +392,7 @@ static void spindle_sg_hand(struct spindle_sg *sg, u32 n)
 	struct spindle_consumer *c;
 	u32 i;
 
+	lockdep_assert_held(&sg->cons_lock);
 	for (i = 0; i < n; i++) {
 		const struct sp_desc *d = &sg->descs[i];
 		struct spindle_msg *m = &sg->batch[i];
@@ -562,7 +570,10 @@ static int spindle_sg_publish(struct spindle_sg *sg)
 {
 	struct sp_sg *e = &sg->eng;
 	u64 msgs = e->stats.msgs_sent, nulls = e->stats.nulls_sent;
-	int ret = sp_sg_publish(e);
+	int ret;
+
+	lockdep_assert_held(&sg->lock);
+	ret = sp_sg_publish(e);
 
 	if (ret > 0)
 		trace_spindle_send_batch(sg->group_id, sg->id, ret,
