@@ -448,6 +448,25 @@ void spindle_conn_down(struct spindle_conn *conn, const char *why)
 	spindle_ring_doorbell(g);
 }
 
+/**
+ * spindle_conn_fail_later - the predicate thread found @conn broken
+ * @conn: its current connection
+ * @why: for the log
+ *
+ * Called where the thread may hold a subgroup's lock (the baseline posts
+ * under it): the connection goes down at the start of the next pass, with
+ * no lock held, so that peer_lock and the group's state change never nest
+ * inside a subgroup's lock.
+ */
+void spindle_conn_fail_later(struct spindle_conn *conn, const char *why)
+{
+	if (!conn->fail_later)
+		conn->fail_later = why;
+	/* no more writes to it in this pass */
+	WRITE_ONCE(conn->peer->kc_ready, false);
+	spindle_ring_doorbell(conn->peer->g);
+}
+
 /*
  * Move the QP to the error state and wait until a marker on each queue,
  * posted after everything else, has completed: then nothing of this QP is

@@ -103,6 +103,7 @@ struct spindle_conn {
 	enum spindle_conn_state state;	/* peer_lock */
 	const char *why;		/* why it went DOWN */
 	int qp_event;			/* a fatal QP event, or 0 (any context) */
+	const char *fail_later;		/* the thread failed it holding a lock */
 	bool rejoin;			/* made for a member outside the view */
 	u64 born;			/* its number among the group's connections */
 	bool reaping;			/* taken by a reaper (peer_lock) */
@@ -149,6 +150,7 @@ bool spindle_conn_set_state(struct spindle_conn *conn, enum spindle_conn_state t
 struct spindle_conn *spindle_conn_alloc(struct spindle_peer *peer, bool rejoin);
 int spindle_conn_create_qp(struct spindle_conn *conn, struct rdma_cm_id *id);
 void spindle_conn_down(struct spindle_conn *conn, const char *why);
+void spindle_conn_fail_later(struct spindle_conn *conn, const char *why);
 void spindle_conn_reap(struct spindle_conn *conn);
 void spindle_conn_free(struct spindle_conn *conn);
 void spindle_conn_post_recv(struct spindle_conn *conn, struct spindle_rxbuf *rx);

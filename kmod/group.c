@@ -434,7 +434,7 @@ static int spindle_device_fits(struct spindle_group *g, u32 npeers, u32 *cqe)
 	if (rdma_protocol_iwarp(g->ibdev, g->listen_id->port_num))
 		lack = "RDMA write with immediate (iWARP has none)";
 	else if (!(a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
-	    !a->max_fast_reg_page_list_len)
+		 !a->max_fast_reg_page_list_len)
 		lack = "fast memory registration";
 	else if (a->max_qp_wr < SPINDLE_SQ_DEPTH + 1 ||
 		 a->max_qp_wr < SPINDLE_RQ_DEPTH + SPINDLE_DOORBELLS + 1)

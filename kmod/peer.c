@@ -456,6 +456,10 @@ void spindle_peer_refresh(struct spindle_peer *peer)
 		spindle_conn_down(c, ib_event_msg(READ_ONCE(c->qp_event)));
 		return;
 	}
+	if (c && c->fail_later) {
+		spindle_conn_down(c, c->fail_later);
+		return;
+	}
 	if (!c || st == SPINDLE_CONN_READY)
 		return;
 	if (st == SPINDLE_CONN_ESTABLISHED) {

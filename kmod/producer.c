@@ -35,6 +35,7 @@ void spindle_producer_limit(struct spindle_sg *sg)
 {
 	u64 limit;
 
+	lockdep_assert_held(&sg->lock);
 	if (!sg->prod_reg || sg->prod_stale)
 		return;
 	limit = sg->prod_tail;
@@ -70,6 +71,7 @@ int spindle_producer_take(struct spindle_sg *sg)
 	u64 tail, pos, first;
 	u32 n, len;
 
+	lockdep_assert_held(&sg->lock);
 	if (!sg->prod_reg || sg->prod_broken || sg->prod_stale || e->wedged)
 		return 0;
 	p = spindle_prod_page(sg);
@@ -214,6 +216,7 @@ void spindle_producer_reset(struct spindle_sg *sg)
 {
 	struct spindle_producer *p;
 
+	lockdep_assert_held(&sg->lock);
 	if (!sg->prod_reg)
 		return;
 	p = spindle_prod_page(sg);
@@ -234,6 +237,7 @@ int spindle_producer_resync(struct spindle_sg *sg)
 {
 	struct spindle_producer *p;
 
+	lockdep_assert_held(&sg->lock);
 	if (!sg->prod_reg || !sg->prod_stale)
 		return 0;
 	p = spindle_prod_page(sg);

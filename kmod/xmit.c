@@ -268,7 +268,7 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 		if (n)
 			n = spindle_rregion_addr(rr, roff, n, &raddr, &rkey);
 		if (WARN_ON_ONCE(!n)) {
-			spindle_conn_down(peer->kc, "write outside a region");
+			spindle_conn_fail_later(peer->kc, "write outside a region");
 			break;
 		}
 		sge->length = n;
@@ -344,7 +344,7 @@ int spindle_peer_flush(struct spindle_peer *peer)
 		c->sq_posted += i;
 		pr_warn_ratelimited("group %u: posting to member %u failed: %d\n",
 				    peer->g->id, peer->id, ret);
-		spindle_conn_down(c, "post_send failed");
+		spindle_conn_fail_later(c, "post_send failed");
 		return ret;
 	}
 	c->sq_posted += n;

@@ -15,7 +15,11 @@
 #   device_removal guest 2 deletes its soft-RoCE device under traffic:
 #                  the deletion returns (the group on it is torn down),
 #                  the two others go on in a view without it, and guest 2
-#                  adds the device back and can bring a group up again.
+#                  adds the device back;
+#   removal_races_up  guest 2 deletes its device while it brings groups up,
+#                  again and again: no group may keep the device (a
+#                  deletion that never returns) and every group that came
+#                  up goes down.
 # The kernel log must stay clean throughout.
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
@@ -30,7 +34,7 @@ ROUNDS=${LIFECYCLE_ROUNDS:-3}
 CTL=build/bin/spindlectl
 OUT=${SPINDLE_OUT:-/tmp}
 
-ktap_plan $((ROUNDS + 8))
+ktap_plan $((ROUNDS + 10))
 spindle_load || exit 1
 dmesg -C
 
@@ -107,6 +111,32 @@ else
 fi
 barrier removal_done
 $CTL down $g >/dev/null 2>&1
+
+# --- removal_races_up: guest 2 alone, one-member groups on rxe0 -------------
+if [ "$SPINDLE_NODE" = 2 ]; then
+	a2=$(echo "$SPINDLE_ADDRS" | cut -d' ' -f3)
+	ok=1
+	i=0
+	while [ $i -lt 5 ]; do
+		i=$((i + 1))
+		printf 'group %d\nself 0\nmember 0 %s:%d\nsubgroup 0 members all senders all window 8 max_msg 64\n' \
+			$((95 + i)) "$a2" $((7595 + i)) >"$OUT/race$i.conf"
+		$CTL up "$OUT/race$i.conf" >/dev/null 2>&1 &
+		up=$!
+		sleep 0.0$i
+		timeout 60 rdma link delete rxe0 || ok=0
+		wait $up
+		$CTL down $((95 + i)) >/dev/null 2>&1
+		rdma link add rxe0 type rxe netdev eth0 || ok=0
+		sleep 1
+	done
+	ktap_check "removal_races_up" [ $ok = 1 ]
+	ktap_check "no_group_left" [ "$($CTL -j show 2>/dev/null | jq length)" = 0 ]
+else
+	ktap_result skip "removal_races_up" "guest 2 removes its device"
+	ktap_result skip "no_group_left" "guest 2 removes its device"
+fi
+barrier races_done
 ktap_check "kernel_log_clean" dmesg_clean
 spindle_unload
 ktap_finish
