@@ -70,6 +70,28 @@ static int spindle_dbg_stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(spindle_dbg_stats);
 
+/*
+ * For the isolation test: where each peer may write into this node (the
+ * first MR of its row and view area on the current connection).  Another
+ * peer that tries this key must be refused by the NIC.
+ */
+static int spindle_dbg_keys_show(struct seq_file *m, void *unused)
+{
+	struct spindle_group *g = m->private;
+	u32 i;
+
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *p = g->peers[i];
+
+		if (i == g->me || !READ_ONCE(p->kc_ready))
+			continue;
+		seq_printf(m, "member %u rkey 0x%x addr 0x%llx\n", p->idx,
+			   READ_ONCE(p->kc_rkey), READ_ONCE(p->kc_addr));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(spindle_dbg_keys);
+
 void spindle_debugfs_add(struct spindle_group *g)
 {
 	char name[24];
@@ -81,6 +103,10 @@ void spindle_debugfs_add(struct spindle_group *g)
 	debugfs_create_file("stats", 0400, g->dbg, g, &spindle_dbg_stats_fops);
 	/* for the hostile-peer test: see enum spindle_hostile */
 	debugfs_create_u32("hostile", 0600, g->dbg, &g->hostile);
+	debugfs_create_file("keys", 0400, g->dbg, g, &spindle_dbg_keys_fops);
+	debugfs_create_u32("hostile_peer", 0600, g->dbg, &g->hostile_peer);
+	debugfs_create_x32("hostile_rkey", 0600, g->dbg, &g->hostile_rkey);
+	debugfs_create_x64("hostile_addr", 0600, g->dbg, &g->hostile_addr);
 }
 
 void spindle_debugfs_del(struct spindle_group *g)

@@ -475,6 +475,8 @@ void spindle_peer_refresh(struct spindle_peer *peer)
 		pr_info("group %u: connected to member %u\n", g->id, peer->id);
 	}
 	if (st == SPINDLE_CONN_HELLO && c->hello_done && !spindle_conn_make_ready(c)) {
+		WRITE_ONCE(peer->kc_rkey, c->r_meta.mrs[0]->rkey);
+		WRITE_ONCE(peer->kc_addr, c->r_meta.mrs[0]->iova);
 		peer->kc_ready = true;
 		spindle_view_peer_ready(g, peer->idx);
 	}

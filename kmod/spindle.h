@@ -78,6 +78,8 @@ struct spindle_peer {
 	struct spindle_conn *kc;	/* cur, once it has a QP */
 	bool kc_ready;			/* kc is READY: writes may be queued (any reader) */
 	u64 kc_inflight;		/* kc's writes not yet completed (any reader) */
+	u32 kc_rkey;			/* debugfs "keys" (tests): what kc lets the */
+	u64 kc_addr;			/* peer write first (any reader) */
 
 	/* the writes of one predicate pass, posted as one chain */
 	struct ib_rdma_wr *chain;	/* [SPINDLE_SQ_DEPTH] */
@@ -240,6 +242,9 @@ struct spindle_group {
 	u64 change_conns;		/* conns_made as it began */
 	atomic64_t conns_made;		/* connections made so far (conn->born) */
 	u32 hostile;			/* enum spindle_hostile (debugfs, tests) */
+	u32 hostile_peer;		/* SPINDLE_HOSTILE_FOREIGN_KEY: whom, */
+	u32 hostile_rkey;		/* with which key */
+	u64 hostile_addr;		/* at which address */
 
 	/* pinned memory, charged to RLIMIT_MEMLOCK of who brought it up */
 	size_t pinned;			/* bytes of every region it made */
@@ -261,6 +266,13 @@ enum spindle_hostile {
 	SPINDLE_HOSTILE_LENGTH,		/* message headers: length over max */
 	SPINDLE_HOSTILE_NULLS,		/* null headers: count over the window */
 	SPINDLE_HOSTILE_HDR_TORN,	/* headers torn mid-write: kind garbled */
+	/*
+	 * A row naming strangers written once to member hostile_peer with a
+	 * key it gave somebody else (hostile_rkey at hostile_addr), then
+	 * silence.
+	 */
+	SPINDLE_HOSTILE_FOREIGN_KEY,
+	SPINDLE_HOSTILE_SILENT,		/* (what FOREIGN_KEY turns into) */
 };
 
 extern struct mutex spindle_groups_lock;

@@ -169,7 +169,9 @@ static void spindle_hostile_hdrs(struct spindle_group *g, struct sp_hdr *h, u32 
 static u32 spindle_hostile_stages_hdrs(struct spindle_group *g,
 				       const struct spindle_peer *peer, u32 len)
 {
-	if (likely(READ_ONCE(g->hostile) < SPINDLE_HOSTILE_LENGTH) ||
+	u32 mode = READ_ONCE(g->hostile);
+
+	if (likely(mode < SPINDLE_HOSTILE_LENGTH) || mode > SPINDLE_HOSTILE_HDR_TORN ||
 	    len % sizeof(struct sp_hdr))
 		return 0;
 	return min_t(u32, len, peer->stage_entry / sizeof(struct sp_hdr) *
@@ -198,6 +200,8 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 	bool bell = w->kind == SP_WR_BLOCK;
 	u64 loff, roff;
 
+	if (unlikely(READ_ONCE(g->hostile) == SPINDLE_HOSTILE_SILENT))
+		return;
 	switch (w->kind) {
 	case SP_WR_PAYLOAD:
 		lset = &c->l_pay[s];
@@ -295,6 +299,42 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 	return queued;
 }
 
+/*
+ * SPINDLE_HOSTILE_FOREIGN_KEY: queue a row naming strangers (checksum
+ * right, so that it is taken as the owner's row and rejected) to
+ * hostile_peer with the key and address the test found in another
+ * member's connection to it,
+ * then go silent (SPINDLE_HOSTILE_SILENT: nothing more is queued to
+ * anyone, so that this node's own reaction to the refusal, suspecting
+ * the peer that refused it, never reaches the others).  Returns whether
+ * the row push was taken over.
+ */
+static bool spindle_hostile_foreign(struct spindle_peer *peer, u64 loff)
+{
+	struct spindle_group *g = peer->g;
+	struct spindle_rchunk ch;
+	struct spindle_rregion rr = { .n = 1, .chunks = &ch };
+	struct sp_row_hdr *row = peer->stage->vaddr + loff;
+
+	if (READ_ONCE(g->hostile) == SPINDLE_HOSTILE_SILENT)
+		return true;
+	if (peer->idx != READ_ONCE(g->hostile_peer))
+		return false;
+	memcpy(row, g->out_meta->vaddr, g->row_bytes);
+	row->suspects = cpu_to_le64(1ULL << 40);
+	row->csum = cpu_to_le64(spindle_row_csum(g, row));
+	ch.iova = READ_ONCE(g->hostile_addr);
+	ch.rkey = READ_ONCE(g->hostile_rkey);
+	ch.len = g->row_bytes;
+	rr.size = ch.len;
+	pr_warn("group %u: hostile: a row naming strangers to member %u with key 0x%x at 0x%llx, then silence\n",
+		g->id, peer->id, ch.rkey, ch.iova);
+	spindle_queue_range(peer, &peer->kc->l_stage, loff, &rr, 0, ch.len,
+			    false, 0);
+	WRITE_ONCE(g->hostile, SPINDLE_HOSTILE_SILENT);
+	return true;
+}
+
 /**
  * spindle_peer_queue_row - append a push of my row header and view area
  * @peer: a READY peer
@@ -307,6 +347,9 @@ void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 	struct spindle_group *g = peer->g;
 	u64 loff = spindle_stage_off(peer);
 
+	if (unlikely(READ_ONCE(g->hostile) >= SPINDLE_HOSTILE_FOREIGN_KEY) &&
+	    spindle_hostile_foreign(peer, loff))
+		return;
 	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
 	if (unlikely(READ_ONCE(g->hostile)))
 		spindle_hostile_row(g, peer->stage->vaddr + loff);

@@ -18,7 +18,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROUNDS=${1:-20}
 OUT=${2:-build/stress}
-ONLY=${STRESS_ONLY:-hostile_counters_back,hostile_row,hostile_lengths,hostile_nulls,hostile_hdr_torn}
+ONLY=${STRESS_ONLY:-hostile_counters_back,hostile_row,hostile_lengths,hostile_nulls,hostile_hdr_torn,hostile_foreign_key}
 SEED=${STRESS_SEED:-$(( $(date +%s) % 100000 ))}
 rm -rf "$OUT"
 mkdir -p "$OUT"

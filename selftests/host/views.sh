@@ -21,7 +21,10 @@
 #   strangers, message lengths over the maximum, null counts over the
 #   window, headers torn mid-write: the others reject it, log it once (at
 #   least one of them naming what it rejected), and go on without it, with
-#   the same checks as for a kill.
+#   the same checks as for a kill; and one that writes to a peer with the
+#   key that peer gave a third member, then goes silent: the peer's NIC
+#   refuses it (every connection has its own protection domain), the third
+#   member is never taken for bad, and the silent guest is taken out.
 # No guest's kernel may log a splat (scripts/vmcluster checks).
 #
 #   selftests/host/views.sh [OUTDIR]         prints KTAP
@@ -58,7 +61,8 @@ rnd=$(( 8 + seed % 7 ))		# a kill time in 8..14 s, from the seed
 # name:victims:seconds[:hostile mode]
 scenarios="kill_member3:3:11 kill_leader0:0:13 kill_member2_random:2:$rnd kill_two_of_four:2,3:11
 hostile_counters_back:3:9:1 hostile_row:1:9:3 hostile_lengths:1:9:5
-hostile_nulls:2:9:6 hostile_hdr_torn:3:9:7 rejoin_member3:3:7:rejoin"
+hostile_nulls:2:9:6 hostile_hdr_torn:3:9:7 hostile_foreign_key:2:9:8
+rejoin_member3:3:7:rejoin"
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios; do
 		case ",$VIEWS_ONLY," in *",${sc%%:*},"*) echo "$sc" ;; esac
@@ -240,6 +244,31 @@ check_minority() {	# DIR
 	[ $ok = 1 ]
 }
 
+# check_foreign_key DIR H: hostile mode 8 wrote to member T with the key T
+# gave to C: T's NIC refused it (H's write failed with a remote access
+# error) and nobody took C for bad (it wrote nothing wrong)
+check_foreign_key() {
+	local d=$1 h=$2 line t c k ok=1
+
+	line=$(grep -h -m1 'views-guest: writing to member' "$d/node$h/command.log")
+	echo "# node $h: ${line:-never aimed}"
+	[ -n "$line" ] || return 1
+	t=$(sed 's/.*to member \([0-9]*\) .*/\1/' <<<"$line")
+	c=$(sed 's/.*key for member \([0-9]*\):.*/\1/' <<<"$line")
+	if ! grep -q "to member $t failed: remote access error" "$d/node$h/dmesg.txt"; then
+		echo "# node $h: its write to member $t was not refused: $(grep -m1 "member $t" "$d/node$h/dmesg.txt")"
+		ok=0
+	fi
+	for k in 0 1 2 3; do
+		[ "$k" = "$h" ] && continue
+		line=$(grep -m1 "member $c wrote an invalid\|member $c lost" "$d/node$k/dmesg.txt")
+		[ -z "$line" ] && continue
+		echo "# node $k: took member $c for bad: $line"
+		ok=0
+	done
+	[ $ok = 1 ]
+}
+
 for sc in $scenarios; do
 	IFS=: read -r name victims at hmode <<<"$sc"
 	kills=()
@@ -286,7 +315,9 @@ for sc in $scenarios; do
 			[ -n "$line" ] || rc=1
 			grep -q "member $victims $(rejected "$hmode")" "$d/node$k/dmesg.txt" && named=1
 		done
-		if [ $named = 0 ]; then
+		if [ "$hmode" = 8 ]; then
+			check_foreign_key "$d" "$victims" || rc=1
+		elif [ $named = 0 ]; then
 			echo "# no survivor logged '$(rejected "$hmode")' about member $victims"
 			rc=1
 		fi
