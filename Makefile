@@ -11,6 +11,8 @@
 #   make modules    the module for every supported kernel that is installed
 #   make unit       host unit tests of the protocol core (ASan + UBSan)
 #   make stress-views  rounds of the hostile view changes (ROUNDS=20)
+#   make siw        soft-iWARP for KVER, which Debian does not ship (the
+#                   guests check that an iWARP device is refused)
 #
 # The module builds for KVER (make KVER=... or SPINDLE_KVER=...), by default
 # the kernel scripts/kver picks and names: the running kernel if its headers
@@ -57,12 +59,12 @@ BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat $(BIN)/spindle-counter
 
 .PHONY: all module modules userspace selftests unit check check-debug clean help print-kdir \
-	print-ko lint bench install uninstall stress-views unit-bins
+	print-ko lint bench install uninstall stress-views unit-bins siw
 
 all: module userspace selftests
 
 help:
-	@sed -n '3,19p' Makefile
+	@sed -n '3,21p' Makefile
 
 module:
 	@test -n '$(KVER)' || { echo 'make: no kernel to build for (scripts/setup)'; exit 1; }
@@ -134,6 +136,10 @@ clean:
 # guest (ROUNDS=, STRESS_SEED=; SPINDLE_VM_KERNEL= for a debug kernel)
 stress-views: all
 	selftests/host/stress-views.sh $(or $(ROUNDS),20)
+
+siw:
+	@test -n '$(KVER)' || { echo 'make: no kernel to build for (scripts/setup)'; exit 1; }
+	scripts/siw-module $(KVER)
 
 print-kdir:
 	@echo $(KDIR)
