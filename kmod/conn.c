@@ -22,7 +22,10 @@ static unsigned int ack_timeout = 14;
 module_param(ack_timeout, uint, 0644);
 MODULE_PARM_DESC(ack_timeout, "Local ACK timeout of the QPs, 4.096 us * 2^ack_timeout (default 14: 67 ms; 0: rdma_cm's choice)");
 
-/* How long a drain may take before its connection is parked until the CQ goes. */
+/*
+ * How long each of a drain's two markers (send and receive queue) may take
+ * before its connection is parked until the CQ goes.
+ */
 #define SPINDLE_DRAIN_TIMEOUT	(10 * HZ)
 
 static const char *const spindle_conn_state_name[] = {
@@ -232,7 +235,7 @@ static int spindle_conn_mrs(struct spindle_conn *conn)
 {
 	struct spindle_peer *peer = conn->peer;
 	struct spindle_group *g = peer->g;
-	u32 me_id = g->cfg.members[g->me].id, idx = peer->idx, s;
+	u32 me_id = g->cfg.self_id, idx = peer->idx, s;
 	int ret;
 
 	ret = spindle_mrset_init(&conn->l_meta, g->out_meta, conn->pd,
@@ -367,7 +370,7 @@ int spindle_conn_create_qp(struct spindle_conn *conn, struct rdma_cm_id *id)
 	struct spindle_group *g = peer->g;
 	struct ib_qp_init_attr attr = {};
 	unsigned long flags;
-	u32 i;
+	u32 i, timeout;
 	int ret;
 
 	if (id->device != g->ibdev) {
@@ -392,8 +395,9 @@ int spindle_conn_create_qp(struct spindle_conn *conn, struct rdma_cm_id *id)
 				    g->id, peer->id, ret);
 		return ret;
 	}
-	if (ack_timeout && ack_timeout < 32)
-		rdma_set_ack_timeout(id, ack_timeout);
+	timeout = READ_ONCE(ack_timeout);
+	if (timeout && timeout < 32)
+		rdma_set_ack_timeout(id, timeout);
 	/* the hello buffers first: the peer's hello precedes its pushes */
 	for (i = 0; i < SPINDLE_RQ_DEPTH; i++)
 		spindle_post_recv(conn, id->qp, &conn->rx[i]);
@@ -518,6 +522,8 @@ void spindle_conn_reap(struct spindle_conn *conn)
 	int ret = 0;
 
 	WARN_ON_ONCE(READ_ONCE(conn->state) != SPINDLE_CONN_DOWN);
+	pr_debug("group %u: reaping a connection to member %u (%s)\n", g->id,
+		 conn->peer->id, conn->why ?: "down");
 	spindle_thread_sync(g);
 	if (conn->cm_id) {
 		rdma_disconnect(conn->cm_id);

@@ -106,7 +106,6 @@ struct spindle_conn {
 	const char *fail_later;		/* the thread failed it holding a lock */
 	bool rejoin;			/* made for a member outside the view */
 	u64 born;			/* its number among the group's connections */
-	bool reaping;			/* taken by a reaper (peer_lock) */
 	struct rdma_cm_id *cm_id;
 	struct ib_pd *pd;
 	struct ib_qp *qp;		/* published under peer_lock, set once */

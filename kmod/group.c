@@ -157,6 +157,16 @@ static void spindle_group_notify(struct spindle_group *g)
 	}
 }
 
+/* Move @g to @to if that is a legal step; the caller tells the subgroups. */
+static bool spindle_group_step(struct spindle_group *g, int to)
+{
+	lockdep_assert_held(&g->peer_lock);
+	if (!spindle_group_may(g->state, to))
+		return false;
+	WRITE_ONCE(g->state, to);
+	return true;
+}
+
 /**
  * spindle_group_move - the one place a group's state changes
  * @g: group
@@ -173,9 +183,7 @@ bool spindle_group_move(struct spindle_group *g, int to)
 	bool ok;
 
 	spin_lock_irqsave(&g->peer_lock, flags);
-	ok = spindle_group_may(g->state, to);
-	if (ok)
-		WRITE_ONCE(g->state, to);
+	ok = spindle_group_step(g, to);
 	spin_unlock_irqrestore(&g->peer_lock, flags);
 	if (ok)
 		spindle_group_notify(g);
@@ -199,13 +207,10 @@ void spindle_group_fail(struct spindle_group *g, s32 member_idx,
 
 	/* a group whose views run fails through the view change instead */
 	spin_lock_irqsave(&g->peer_lock, flags);
-	first = !g->stopping && (g->state == SPINDLE_GROUP_CONNECTING ||
-				 g->state == SPINDLE_GROUP_ACTIVE);
-	if (first) {
-		if (member_idx >= 0)
-			g->fault_member = g->cfg.members[member_idx].id;
-		WRITE_ONCE(g->state, SPINDLE_GROUP_FAILED);
-	}
+	first = !g->stopping && g->state != SPINDLE_GROUP_VIEW_CHANGE &&
+		spindle_group_step(g, SPINDLE_GROUP_FAILED);
+	if (first && member_idx >= 0)
+		g->fault_member = g->cfg.members[member_idx].id;
 	spin_unlock_irqrestore(&g->peer_lock, flags);
 	if (!first)
 		return;
@@ -257,7 +262,7 @@ static struct spindle_region *spindle_alloc_mapped(struct spindle_group *g,
 static int spindle_sg_create(struct spindle_group *g, u32 s)
 {
 	const struct sp_sg_cfg *sc = &g->cfg.subgroups[s];
-	u32 me_id = g->cfg.members[g->me].id;
+	u32 me_id = g->cfg.self_id;
 	struct spindle_sg *sg;
 	u32 m, r;
 	int ret;

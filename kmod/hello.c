@@ -7,9 +7,9 @@
  * checked against the layout the configuration implies; only when both are
  * through is the connection READY.
  *
- * The addresses in a hello are offsets: every MR is registered at iova 0
- * (a page-aligned chunk keeps its in-page offset of 0), so no kernel
- * address ever leaves this node.
+ * The addresses in a hello are made up: chunk c of a region is registered
+ * at iova (c + 1) << 32 (spindle_mrset_init()), so no kernel address ever
+ * leaves this node.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -66,7 +66,7 @@ static void spindle_hello_frag(struct spindle_conn *conn, u32 i, u32 nents,
 	h->version = cpu_to_le16(SPINDLE_PROTO_VERSION);
 	h->type = cpu_to_le16(SPINDLE_MSG_HELLO);
 	h->group_id = cpu_to_le32(g->id);
-	h->from_id = cpu_to_le32(g->cfg.members[g->me].id);
+	h->from_id = cpu_to_le32(g->cfg.self_id);
 	h->first = cpu_to_le16(first);
 	h->count = cpu_to_le16(cnt);
 	h->total = cpu_to_le16(nents);
@@ -188,7 +188,7 @@ static u64 spindle_expected_region(struct spindle_peer *peer, u32 r)
 {
 	struct spindle_group *g = peer->g;
 	const struct sp_sg_cfg *sc;
-	u32 me_id = g->cfg.members[g->me].id;
+	u32 me_id = g->cfg.self_id;
 
 	if (r == 0)
 		return g->layout[g->me].size;

@@ -45,10 +45,10 @@
 
 /*
  * Testing only (selftests/mc_lifecycle.sh): hold a connection's failure
- * event this long before handling it.  rdma_cm moves the QP to the error
- * state just before it calls us, so the flushed completions of an attempt
- * reach the predicate thread before the event does: a completion must
- * never be taken for one of a connection it is not of.
+ * event this long before handling it.  On a reject rdma_cm moves the QP to
+ * the error state just before it calls us, so the flushed completions of
+ * an attempt reach the predicate thread before the event does: a
+ * completion must never be taken for one of a connection it is not of.
  */
 static unsigned int fault_cm_delay_ms;
 module_param(fault_cm_delay_ms, uint, 0644);
@@ -142,7 +142,7 @@ static void spindle_fill_priv(struct spindle_peer *peer,
 	p->magic = cpu_to_le32(SPINDLE_CM_MAGIC);
 	p->version = cpu_to_le16(SPINDLE_PROTO_VERSION);
 	p->group_id = cpu_to_le32(g->id);
-	p->from_id = cpu_to_le32(g->cfg.members[g->me].id);
+	p->from_id = cpu_to_le32(g->cfg.self_id);
 	p->to_id = cpu_to_le32(peer->id);
 	p->cfg_hash = cpu_to_le32(g->cfg_hash);
 }
@@ -186,7 +186,7 @@ static int spindle_check_priv(struct spindle_group *g, struct rdma_cm_id *id,
 	from = le32_to_cpu(p->from_id);
 	idx = sp_cfg_member_index(&g->cfg, from);
 	if (le32_to_cpu(p->group_id) != g->id || idx < 0 || (u32)idx == g->me ||
-	    le32_to_cpu(p->to_id) != g->cfg.members[g->me].id) {
+	    le32_to_cpu(p->to_id) != g->cfg.self_id) {
 		pr_warn_ratelimited("group %u: connection from %pISc rejected: for group %u, from member %u to %u\n",
 				    g->id, sa, le32_to_cpu(p->group_id), from,
 				    le32_to_cpu(p->to_id));
@@ -717,7 +717,7 @@ int spindle_listen(struct spindle_group *g)
 int spindle_peer_init(struct spindle_group *g, u32 idx)
 {
 	const struct sp_member_cfg *m = &g->cfg.members[idx];
-	u32 me_id = g->cfg.members[g->me].id;
+	u32 me_id = g->cfg.self_id;
 	struct spindle_peer *peer;
 	u32 s, max_block = 64;
 

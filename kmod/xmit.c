@@ -198,9 +198,10 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 	const struct spindle_mrset *lset;
 	u32 s = sg->index, len = w->len, n;
 	bool bell = w->kind == SP_WR_BLOCK;
+	u32 hostile = READ_ONCE(g->hostile);
 	u64 loff, roff;
 
-	if (unlikely(READ_ONCE(g->hostile) == SPINDLE_HOSTILE_SILENT))
+	if (unlikely(hostile == SPINDLE_HOSTILE_SILENT))
 		return;
 	switch (w->kind) {
 	case SP_WR_PAYLOAD:
@@ -231,7 +232,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		loff = spindle_stage_off(peer);
 		roff = lay->block_off[s];
 		memcpy(peer->stage->vaddr + loff, sg->eng.blocks[sg->eng.me], len);
-		if (unlikely(READ_ONCE(g->hostile)))
+		if (unlikely(hostile))
 			spindle_hostile_block(g, peer->stage->vaddr + loff);
 		break;
 	}
@@ -303,11 +304,10 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
  * SPINDLE_HOSTILE_FOREIGN_KEY: queue a row naming strangers (checksum
  * right, so that it is taken as the owner's row and rejected) to
  * hostile_peer with the key and address the test found in another
- * member's connection to it,
- * then go silent (SPINDLE_HOSTILE_SILENT: nothing more is queued to
- * anyone, so that this node's own reaction to the refusal, suspecting
- * the peer that refused it, never reaches the others).  Returns whether
- * the row push was taken over.
+ * member's connection to it, then go silent (SPINDLE_HOSTILE_SILENT:
+ * nothing more is queued to anyone, so that this node's own reaction to
+ * the refusal, suspecting the peer that refused it, never reaches the
+ * others).  Returns whether the row push was taken over.
  */
 static bool spindle_hostile_foreign(struct spindle_peer *peer, u64 loff)
 {

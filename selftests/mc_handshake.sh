@@ -8,11 +8,8 @@
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 
+need_guests 3
 N=${SPINDLE_NODES:-1}
-if [ "$N" -lt 3 ]; then
-	echo "1..0 # SKIP needs 3 guests"
-	exit 4
-fi
 spindle_load || exit 1
 G=51
 PORT=7651

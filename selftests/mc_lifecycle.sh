@@ -25,11 +25,8 @@
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
 
+need_guests 3
 N=${SPINDLE_NODES:-1}
-if [ "$N" -lt 3 ]; then
-	echo "1..0 # SKIP needs 3 guests"
-	exit 4
-fi
 ROUNDS=${LIFECYCLE_ROUNDS:-3}
 CTL=build/bin/spindlectl
 OUT=${SPINDLE_OUT:-/tmp}

@@ -13,6 +13,14 @@ on_debug_kernel() {
 	return 1
 }
 
+# need_guests N: skip the test (KTAP plan 0, exit 4) in a run of fewer
+# than N guests
+need_guests() {
+	[ "${SPINDLE_NODES:-1}" -ge "$1" ] && return 0
+	echo "1..0 # SKIP needs $1 guests"
+	exit 4
+}
+
 spindle_loaded() {
 	grep -q '^spindle ' /proc/modules
 }
