@@ -45,9 +45,13 @@ struct spindle_hello_ent {
 	 sizeof(struct spindle_hello_ent))
 #define SPINDLE_HELLO_MAX_ENTS	(SPINDLE_RQ_DEPTH * SPINDLE_HELLO_PER_MSG)
 
-/* What spindle_hello_send() registers: too big for the stack. */
+/*
+ * What spindle_hello_send() registers (too big for the stack): what the
+ * peer writes into (the meta region and a payload ring per subgroup) and
+ * what we write from (meta, staging, and a payload ring per subgroup).
+ */
 struct spindle_hello_sets {
-	struct spindle_mrset *sets[2 + 2 * SP_MAX_SUBGROUPS];
+	struct spindle_mrset *sets[3 + 2 * SP_MAX_SUBGROUPS];
 	u32 regions[1 + SP_MAX_SUBGROUPS];
 };
 
