@@ -143,6 +143,22 @@ static void spindle_wc_error(struct spindle_conn *conn, struct ib_wc *wc,
 	spindle_conn_down(conn, ib_wc_status_msg(wc->status));
 }
 
+/*
+ * A receive on a connection the thread has not adopted yet: the peer's
+ * hello can come in between this pass's refresh, which found no QP yet,
+ * and its CQ poll (an accepting side installs the connection, accepts,
+ * and the peer sends at once).  Dropped, it would never be posted again
+ * and the connection would stay in HELLO: adopt it now if it is the
+ * peer's current one.
+ */
+static bool spindle_conn_adopt(struct spindle_conn *conn)
+{
+	if (READ_ONCE(conn->state) == SPINDLE_CONN_DOWN)
+		return false;
+	spindle_peer_refresh(conn->peer);
+	return spindle_conn_current(conn);
+}
+
 /* Completion handlers: the predicate thread, from spindle_poll_cq(). */
 
 static void spindle_rx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -150,7 +166,7 @@ static void spindle_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct spindle_rxbuf *rx = container_of(wc->wr_cqe, struct spindle_rxbuf, cqe);
 	struct spindle_conn *conn = rx->conn;
 
-	if (!spindle_conn_current(conn))
+	if (!spindle_conn_current(conn) && !spindle_conn_adopt(conn))
 		return;		/* a connection being torn down */
 	if (wc->status != IB_WC_SUCCESS) {
 		spindle_wc_error(conn, wc, "receive");
