@@ -246,7 +246,8 @@ check_minority() {	# DIR
 
 # check_foreign_key DIR H: hostile mode 8 wrote to member T with the key T
 # gave to C: T's NIC refused it (H's write failed with a remote access
-# error) and nobody took C for bad (it wrote nothing wrong)
+# error, or T's side of the connection broke on it) and nobody took C for
+# bad (it wrote nothing wrong)
 check_foreign_key() {
 	local d=$1 h=$2 line t c k ok=1
 
@@ -255,7 +256,14 @@ check_foreign_key() {
 	[ -n "$line" ] || return 1
 	t=$(sed 's/.*to member \([0-9]*\) .*/\1/' <<<"$line")
 	c=$(sed 's/.*key for member \([0-9]*\):.*/\1/' <<<"$line")
-	if ! grep -q "to member $t failed: remote access error" "$d/node$h/dmesg.txt"; then
+	# refused: the writer's write failed, or (when the target tore the
+	# connection down first and the writer's error completion came for a
+	# connection already gone) the target's QP broke on it at once
+	if grep -q "to member $t failed: remote access error" "$d/node$h/dmesg.txt"; then
+		echo "# node $h: its write to member $t failed: remote access error"
+	elif grep -q "member $h lost (WR flushed)" "$d/node$t/dmesg.txt"; then
+		echo "# node $t: its connection from member $h broke on the write (WR flushed)"
+	else
 		echo "# node $h: its write to member $t was not refused: $(grep -m1 "member $t" "$d/node$h/dmesg.txt")"
 		ok=0
 	fi
