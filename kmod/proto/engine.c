@@ -523,20 +523,45 @@ void sp_sg_log(struct sp_sg *sg, const struct sp_desc *d)
 	sg->dl_descs++;
 }
 
+/*
+ * Per sender rank, the index below which every message is released: the
+ * oldest data message a consumer still holds, or, holding none, every
+ * message passed to delivery.  Nulls between two data messages are free
+ * once delivery passed them, so they count as released too; a held
+ * message pins its own slot, not theirs.  The log is in delivery order,
+ * so each rank's oldest held message is its first entry past rel_descs.
+ */
+static void sp_released_below(const struct sp_sg *sg, u64 *below)
+{
+	u64 i = sg->rel_descs;
+	u32 r, holding = 0;
+
+	for (r = 0; r < sg->nsenders; r++) {
+		below[r] = sg->rx[r].out ? U64_MAX : sg->rx[r].dl_idx;
+		holding += !!sg->rx[r].out;
+	}
+	for (; holding && i < sg->dl_descs; i++) {
+		const struct sp_desc *d = &sg->log[sp_ring_slot(i, sg->log_size)];
+
+		if (below[d->rank] == U64_MAX) {
+			below[d->rank] = d->index;
+			holding--;
+		}
+	}
+}
+
 /* Publish what consumers have released into my block. */
 static void sp_update_released(struct sp_sg *sg)
 {
 	struct sp_block *blk = sp_my_block(sg);
 	__le64 *rel = sp_blk_released(blk, sg->nsenders);
+	u64 below[SP_MAX_MEMBERS];
 	u32 r;
 
-	for (r = 0; r < sg->nsenders; r++) {
-		const struct sp_rx *rx = &sg->rx[r];
-		u64 v = rx->out ? rx->last_rel : rx->dl_idx;
-
-		if (v > le64_to_cpu(rel[r]))
-			sp_blk_set(sg, &rel[r], v);
-	}
+	sp_released_below(sg, below);
+	for (r = 0; r < sg->nsenders; r++)
+		if (below[r] != U64_MAX && below[r] > le64_to_cpu(rel[r]))
+			sp_blk_set(sg, &rel[r], below[r]);
 	if (sg->mode == SP_MODE_ORDERED) {
 		u64 ds = sg->rel_descs == sg->dl_descs ? sg->dl_seq :
 			 sg->log[sp_ring_slot(sg->rel_descs, sg->log_size)].seq;
@@ -648,7 +673,6 @@ void sp_sg_release(struct sp_sg *sg, u64 released)
 			&sg->log[sp_ring_slot(sg->rel_descs, sg->log_size)];
 
 		sg->rx[d->rank].out--;
-		sg->rx[d->rank].last_rel = d->index + 1;
 		sg->rel_descs++;
 	}
 	sp_update_released(sg);

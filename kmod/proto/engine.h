@@ -133,7 +133,6 @@ struct sp_rx {
 	u32 dl_sub;		/* messages of the current null run passed */
 	u32 pad;
 	u64 out;		/* delivered data messages not yet released */
-	u64 last_rel;		/* index + 1 of the last released message */
 	struct sp_shadow *shadow;	/* [hdr_slots] */
 };
 

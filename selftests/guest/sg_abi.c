@@ -9,11 +9,13 @@
  * once) and group 62 (this member and one at an address nobody has: it
  * stays connecting, but it has a second sender whose ring maps read-only).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -94,6 +96,36 @@ __attribute__((constructor(200))) static void setup(void)
 	up_ok = 1;
 }
 
+/* Where the group's predicate thread (spindle/61) stands: its kernel stack. */
+static void dump_thread(void)
+{
+	char path[64], want[32], line[256];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	FILE *f;
+
+	snprintf(want, sizeof(want), "spindle/%d\n", G_ACTIVE);
+	while (d && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(line, sizeof(line), f) || strcmp(line, want)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%.20s/stack", de->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			printf("# thread %s", line);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
 /*
  * The one-member group's engine as the tests left it (debugfs, if
  * mounted): once, a subgroup here stopped reclaiming and delivering for
@@ -111,6 +143,7 @@ static void dump_stats(void)
 	while (fgets(line, sizeof(line), f))
 		printf("# %s", line);
 	fclose(f);
+	dump_thread();
 }
 
 __attribute__((destructor)) static void teardown(void)

@@ -24,6 +24,8 @@ typedef uint64_t u64;
 typedef int32_t s32;
 typedef int64_t s64;
 
+#define U64_MAX UINT64_MAX
+
 #define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 #define smp_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)

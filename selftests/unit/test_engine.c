@@ -441,6 +441,42 @@ TEST(nulls_pass_without_consumers_data_waits)
 }
 
 /*
+ * Nulls delivered while a consumer holds a later message are released: the
+ * consumer pins that message's slot, not the nulls' before it.  (The sg_abi
+ * stall: three voids, then one message a consumer took and held, filled a
+ * window of four for good; the consumer released it only after its next
+ * send, which waited for a slot.)  Ordered and unordered alike.
+ */
+TEST(held_message_does_not_pin_the_nulls_before_it)
+{
+	static const u32 one[] = { 0 };
+	static const u32 modes[] = { SP_MODE_ORDERED, SP_MODE_UNORDERED };
+	static struct sim s;
+	struct sp_desc d[4];
+	struct sp_sg *sg;
+	u64 first;
+	u32 m, k;
+
+	for (m = 0; m < 2; m++) {
+		ASSERT_EQ(sim_init(&s, 1, one, 1, modes[m], 4, 32, 1), 0);
+		sg = &s.node[0].sg;
+		ASSERT_EQ(sp_sg_reserve(sg, 3, &first), 3);
+		for (k = 0; k < 3; k++)
+			ASSERT_EQ(sp_sg_void(sg, first + k), 0);
+		ASSERT_EQ(sp_sg_reserve(sg, 1, &first), 1);
+		ASSERT_EQ(sp_sg_mark_ready(sg, first, 7), 0);
+		ASSERT_GT(sp_sg_publish(sg), 0);
+		EXPECT_EQ(sp_sg_deliver(sg, d, 4), 1);	/* a consumer holds it */
+		EXPECT_EQ(sp_sg_reclaim(sg), 3 + 3);	/* the voids' slots and headers */
+		EXPECT_EQ(sp_sg_free_slots(sg), 3);
+		sp_sg_release(sg, 1);
+		EXPECT_EQ(sp_sg_reclaim(sg), 1 + 1);
+		EXPECT_EQ(sp_sg_free_slots(sg), 4);
+		sim_free(&s);
+	}
+}
+
+/*
  * The baseline (SP_GROUP_BASELINE): one message at a time at every stage
  * and no nulls.  Still totally ordered, but every message costs its own
  * payload, header and counter writes to every peer.
