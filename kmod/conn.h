@@ -105,6 +105,8 @@ struct spindle_conn {
 	int qp_event;			/* a fatal QP event, or 0 (any context) */
 	const char *fail_later;		/* the thread failed it holding a lock */
 	bool rejoin;			/* made for a member outside the view */
+	bool peer_in_view;		/* its connect message: SPINDLE_CM_IN_VIEW */
+	u64 ready_ns;			/* when the thread found it READY */
 	u64 born;			/* its number among the group's connections */
 	struct rdma_cm_id *cm_id;
 	struct ib_pd *pd;

@@ -231,6 +231,15 @@ void spindle_group_check_active(struct spindle_group *g)
 	for (i = 0; i < g->cfg.nmembers; i++)
 		if (i != g->me && READ_ONCE(g->peers[i]->state) != SPINDLE_PEER_READY)
 			return;
+	/*
+	 * A peer that had started a view when it connected to us ran on
+	 * without this incarnation: we join (spindle_view_joining(), once its
+	 * row is here), never start view 1 on our own.
+	 */
+	for (i = 0; i < g->cfg.nmembers; i++)
+		if (i != g->me && g->peers[i]->kc &&
+		    READ_ONCE(g->peers[i]->kc->peer_in_view))
+			return;
 	if (!spindle_group_move(g, SPINDLE_GROUP_ACTIVE))
 		return;		/* it failed meanwhile */
 	pr_info("group %u: all %u members connected\n", g->id, g->cfg.nmembers);

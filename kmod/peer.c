@@ -54,7 +54,15 @@ static unsigned int fault_cm_delay_ms;
 module_param(fault_cm_delay_ms, uint, 0644);
 MODULE_PARM_DESC(fault_cm_delay_ms, "Testing only: delay the handling of connection failure events (ms)");
 
-/* Private data of the connect request and reply. */
+/*
+ * Private data of the connect request and reply.  flags: SPINDLE_CM_IN_VIEW
+ * says the sender has started a view (it runs one, or is joining one): a
+ * member that is still connecting must not start view 1 with it, the group
+ * ran on without this incarnation (spindle_group_check_active()).
+ */
+#define SPINDLE_CM_IN_VIEW	0x1
+#define SPINDLE_CM_FLAGS	SPINDLE_CM_IN_VIEW
+
 struct spindle_cm_priv {
 	__le32 magic;
 	__le16 version;
@@ -145,6 +153,8 @@ static void spindle_fill_priv(struct spindle_peer *peer,
 	p->from_id = cpu_to_le32(g->cfg.self_id);
 	p->to_id = cpu_to_le32(peer->id);
 	p->cfg_hash = cpu_to_le32(g->cfg_hash);
+	if (READ_ONCE(g->vc_on))
+		p->flags = cpu_to_le16(SPINDLE_CM_IN_VIEW);
 }
 
 static void spindle_conn_param(struct spindle_peer *peer, struct spindle_cm_priv *priv,
@@ -161,10 +171,10 @@ static void spindle_conn_param(struct spindle_peer *peer, struct spindle_cm_priv
 /*
  * Check the private data of a connect request or reply from @id's peer;
  * returns the sending member's index, or -1 after logging why (rate
- * limited: this is remote input).
+ * limited: this is remote input).  *@in_view: the sender has started a view.
  */
 static int spindle_check_priv(struct spindle_group *g, struct rdma_cm_id *id,
-			      const void *data, u8 len)
+			      const void *data, u8 len, bool *in_view)
 {
 	const struct sockaddr *sa = (struct sockaddr *)&id->route.addr.dst_addr;
 	const struct spindle_cm_priv *p = data;
@@ -183,6 +193,12 @@ static int spindle_check_priv(struct spindle_group *g, struct rdma_cm_id *id,
 				    le32_to_cpu(p->magic), le16_to_cpu(p->version));
 		return -1;
 	}
+	if (le16_to_cpu(p->flags) & ~SPINDLE_CM_FLAGS) {
+		pr_warn_ratelimited("group %u: connection from %pISc rejected: unknown flags %#x\n",
+				    g->id, sa, le16_to_cpu(p->flags));
+		return -1;
+	}
+	*in_view = le16_to_cpu(p->flags) & SPINDLE_CM_IN_VIEW;
 	from = le32_to_cpu(p->from_id);
 	idx = sp_cfg_member_index(&g->cfg, from);
 	if (le32_to_cpu(p->group_id) != g->id || idx < 0 || (u32)idx == g->me ||
@@ -477,6 +493,7 @@ void spindle_peer_refresh(struct spindle_peer *peer)
 	if (st == SPINDLE_CONN_HELLO && c->hello_done && !spindle_conn_make_ready(c)) {
 		WRITE_ONCE(peer->kc_rkey, c->r_meta.mrs[0]->rkey);
 		WRITE_ONCE(peer->kc_addr, c->r_meta.mrs[0]->iova);
+		c->ready_ns = ktime_get_ns();
 		peer->kc_ready = true;
 		spindle_view_peer_ready(g, peer->idx);
 	}
@@ -489,6 +506,7 @@ static int spindle_conn_event(struct spindle_conn *conn, struct rdma_cm_id *id,
 	struct spindle_group *g = peer->g;
 	struct rdma_conn_param param;
 	struct spindle_cm_priv priv;
+	bool in_view;
 	int ret;
 
 	switch (ev->event) {
@@ -512,10 +530,13 @@ static int spindle_conn_event(struct spindle_conn *conn, struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (peer->active &&
 		    spindle_check_priv(g, id, ev->param.conn.private_data,
-				       ev->param.conn.private_data_len) != (int)peer->idx) {
+				       ev->param.conn.private_data_len,
+				       &in_view) != (int)peer->idx) {
 			spindle_conn_down(conn, "bad connect reply");
 			break;
 		}
+		if (peer->active)
+			WRITE_ONCE(conn->peer_in_view, in_view);
 		spindle_conn_established(conn);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -559,11 +580,11 @@ static int spindle_connect_request(struct spindle_group *g, struct rdma_cm_id *i
 	struct spindle_cm_priv priv;
 	struct spindle_peer *peer;
 	unsigned long flags;
-	bool rejoin, ok;
+	bool rejoin, ok, in_view;
 	int idx;
 
 	idx = spindle_check_priv(g, id, ev->param.conn.private_data,
-				 ev->param.conn.private_data_len);
+				 ev->param.conn.private_data_len, &in_view);
 	if (idx < 0)
 		goto reject;
 	peer = g->peers[idx];
@@ -587,6 +608,7 @@ static int spindle_connect_request(struct spindle_group *g, struct rdma_cm_id *i
 	if (!conn)
 		goto reject;
 	conn->cm_id = id;
+	conn->peer_in_view = in_view;
 	if (spindle_conn_create_qp(conn, id)) {
 		conn->cm_id = NULL;
 		spindle_conn_free(conn);

@@ -37,6 +37,10 @@ static unsigned int suspect_ms = 2000;
 module_param(suspect_ms, uint, 0644);
 MODULE_PARM_DESC(suspect_ms, "A member whose heartbeat stalls this long is suspected, in milliseconds (default 2000)");
 
+static unsigned int fault_row_hold_ms;
+module_param(fault_row_hold_ms, uint, 0644);
+MODULE_PARM_DESC(fault_row_hold_ms, "Testing only: hold my row back from a member outside the view for this long after it connects (ms)");
+
 static struct sp_row_hdr *spindle_my_row(struct spindle_group *g)
 {
 	return g->out_meta->vaddr;
@@ -674,6 +678,19 @@ bool spindle_view_engines_run(const struct spindle_group *g)
 	}
 }
 
+/*
+ * fault_row_hold_ms: is my row held back from @peer, a member outside the
+ * view that connected less than that long ago?  (A joiner then sees every
+ * connection ready before any row, as a loaded one may.)
+ */
+static bool spindle_row_held(struct spindle_group *g, struct spindle_peer *peer)
+{
+	u64 hold = (u64)READ_ONCE(fault_row_hold_ms) * NSEC_PER_MSEC;
+
+	return unlikely(hold) && !sp_mask_has(g->vc.members, peer->idx) &&
+	       ktime_get_ns() - peer->kc->ready_ns < hold;
+}
+
 /* Queue my row and view area to every peer that lacks its latest. */
 void spindle_view_push_rows(struct spindle_group *g)
 {
@@ -691,7 +708,8 @@ void spindle_view_push_rows(struct spindle_group *g)
 
 		if (i == g->me || !spindle_peer_ready(peer) ||
 		    peer->kc->row_sent == g->row_gen ||
-		    spindle_peer_room(peer) < peer->kc->split_max)
+		    spindle_peer_room(peer) < peer->kc->split_max ||
+		    spindle_row_held(g, peer))
 			continue;
 		if (g->row_csum_gen != g->row_gen) {
 			mine->csum = cpu_to_le64(spindle_row_csum(g, mine));

@@ -15,7 +15,10 @@
 #   a guest whose Spindle dies (processes killed, module unloaded) and
 #   starts again: the others go on in view 2 without it, then take it back
 #   in view 3; it receives exactly what the others delivered after its
-#   join;
+#   join; again with the others' rows held back from it for 3 s after it
+#   connects (fault_row_hold_ms), so that every connection is ready before
+#   it learns the group ran on without it: it must join, not start a view
+#   1 of its own;
 #   a hostile guest (not killed) that starts writing garbage into its
 #   peers' memory through their keys: counters back to 0, a row naming
 #   strangers, message lengths over the maximum, null counts over the
@@ -62,7 +65,7 @@ rnd=$(( 8 + seed % 7 ))		# a kill time in 8..14 s, from the seed
 scenarios="kill_member3:3:11 kill_leader0:0:13 kill_member2_random:2:$rnd kill_two_of_four:2,3:11
 hostile_counters_back:3:9:1 hostile_row:1:9:3 hostile_lengths:1:9:5
 hostile_nulls:2:9:6 hostile_hdr_torn:3:9:7 hostile_foreign_key:2:9:8
-rejoin_member3:3:7:rejoin"
+rejoin_member3:3:7:rejoin rejoin_rows_late:3:7:rejoin_late"
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios; do
 		case ",$VIEWS_ONLY," in *",${sc%%:*},"*) echo "$sc" ;; esac
@@ -284,6 +287,11 @@ for sc in $scenarios; do
 	if [ "$hmode" = rejoin ]; then
 		hostile=(rejoin "$victims" "$at")
 		echo "# $name: node $victims leaves at $at s and starts again"
+	elif [ "$hmode" = rejoin_late ]; then
+		# the others' rows reach it 3 s after its connections are ready
+		hostile=(rejoin "$victims" "$at" 3000)
+		hmode=rejoin
+		echo "# $name: node $victims leaves at $at s and starts again; rows reach it 3 s late"
 	elif [ -n "$hmode" ]; then
 		hostile=("$victims" "$hmode" "$at")
 		echo "# $name: node $victims turns hostile (mode $hmode) at $at s"
