@@ -628,37 +628,26 @@ static bool spindle_group_drained(struct spindle_group *g)
 }
 
 /*
- * Have the others caught up with this node: received (and, ordered,
- * delivered) everything it has, and its counters all pushed?  A member
- * that goes while they have not would make them change views for nothing.
- * Read while the kthread runs: a hint, re-read until it holds.
+ * Have the others caught up with this node (sp_sg_caught_up(), in every
+ * subgroup, with every peer still connected)?  Read while the kthread
+ * runs: a hint, re-read until it holds.
  */
 static bool spindle_group_settled(struct spindle_group *g)
 {
-	u32 s, m, r;
+	u32 s, m;
 
 	if (READ_ONCE(g->state) != SPINDLE_GROUP_ACTIVE)
 		return true;
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct spindle_sg *sg = g->sgs[s];
-		struct sp_sg *e;
 
 		if (!sg)
 			continue;
-		e = &sg->eng;
-		for (m = 0; m < e->nmembers; m++) {
-			if (m == e->me || !spindle_peer_ready(g->peers[sg->member_idx[m]]))
-				continue;
-			if (sp_sg_has_output(e, m))
+		for (m = 0; m < sg->eng.nmembers; m++)
+			if (m != sg->eng.me &&
+			    spindle_peer_ready(g->peers[sg->member_idx[m]]) &&
+			    !sp_sg_caught_up(&sg->eng, m))
 				return false;
-			if (e->mode == SP_MODE_ORDERED &&
-			    READ_ONCE(e->view[m].deliv_seq) < READ_ONCE(e->dl_seq))
-				return false;
-			for (r = 0; r < e->nsenders; r++)
-				if (READ_ONCE(e->view[m].received[r]) <
-				    READ_ONCE(e->rx[r].received))
-					return false;
-		}
 	}
 	return true;
 }

@@ -657,6 +657,43 @@ u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max)
 }
 
 /**
+ * sp_sg_caught_up - has member @m caught up with this node?
+ * @sg: engine state
+ * @m: member position, not mine
+ *
+ * True when every write this node owes @m has been queued, @m has
+ * received everything this node has, and @m has delivered (and its
+ * consumers released) everything this node delivered: ordered, by
+ * deliv_seq; unordered, by released[] per sender, read from @m's block as
+ * it is.  A member that leaves before its peers caught up makes them
+ * change views for nothing, and a peer that has received a message but
+ * not yet delivered it when it wedges cannot deliver it without a
+ * majority.  A hint for when to leave, read while the predicate thread
+ * runs: never a safety decision.
+ */
+bool sp_sg_caught_up(struct sp_sg *sg, u32 m)
+{
+	const struct sp_view *v = &sg->view[m];
+	__le64 *rel;
+	u32 r;
+
+	if (sp_sg_has_output(sg, m))
+		return false;
+	if (sg->mode == SP_MODE_ORDERED &&
+	    READ_ONCE(v->deliv_seq) < READ_ONCE(sg->dl_seq))
+		return false;
+	rel = sp_blk_released(sg->blocks[m], sg->nsenders);
+	for (r = 0; r < sg->nsenders; r++) {
+		if (READ_ONCE(v->received[r]) < READ_ONCE(sg->rx[r].received))
+			return false;
+		if (sg->mode == SP_MODE_UNORDERED &&
+		    le64_to_cpu(READ_ONCE(rel[r])) < READ_ONCE(sg->rx[r].dl_idx))
+			return false;
+	}
+	return true;
+}
+
+/**
  * sp_sg_release - consumers are done with the first @released descriptors
  * @sg: engine state
  * @released: descriptors released in total (monotonic, <= delivered)

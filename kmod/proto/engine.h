@@ -251,6 +251,7 @@ void sp_sg_release(struct sp_sg *sg, u64 released_descs);
 int sp_sg_reclaim(struct sp_sg *sg);		/* owner's lock held */
 u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, bool block_ok,
 	       struct sp_wr *out);
+bool sp_sg_caught_up(struct sp_sg *sg, u32 m);
 
 /* The trim this node proposes or holds, in its block for peers to read. */
 void sp_sg_set_trim(struct sp_sg *sg, u64 view, u64 term, const u64 *trim);
