@@ -19,6 +19,13 @@
 #   connects (fault_row_hold_ms), so that every connection is ready before
 #   it learns the group ran on without it: it must join, not start a view
 #   1 of its own;
+#   a live guest that stalls (its QEMU stopped) for 1.5 s, well under
+#   suspect_ms: nothing may change, neither the heartbeats nor the NICs'
+#   retries may give up on it.  Not in the default run: it fails today
+#   (the NICs give up after about 470 ms, ack_timeout 14, and a longer
+#   timeout stalls every QP for a whole try after each packet rxe loses;
+#   the fix is a reconnect instead of a failure, still to do).  Run it
+#   with VIEWS_ONLY=stall_member2, VIEWS_STALL_MS=ms for another stall;
 #   a hostile guest (not killed) that starts writing garbage into its
 #   peers' memory through their keys: counters back to 0, a row naming
 #   strangers, message lengths over the maximum, null counts over the
@@ -56,6 +63,8 @@ if [ -n "${SPINDLE_VM_KERNEL:-}" ]; then
 fi
 SECS=${VIEWS_SECONDS:-$SECS}
 BOUND_MS=${VIEWS_BOUND_MS:-10000}
+# a live member's stall (stall_member2), well under the guests' suspect_ms
+STALL_MS=${VIEWS_STALL_MS:-1500}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
@@ -66,8 +75,9 @@ scenarios="kill_member3:3:11 kill_leader0:0:13 kill_member2_random:2:$rnd kill_t
 hostile_counters_back:3:9:1 hostile_row:1:9:3 hostile_lengths:1:9:5
 hostile_nulls:2:9:6 hostile_hdr_torn:3:9:7 hostile_foreign_key:2:9:8
 rejoin_member3:3:7:rejoin rejoin_rows_late:3:7:rejoin_late"
+optional="stall_member2:2:9:stall"	# only when VIEWS_ONLY names it
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
-	scenarios=$(for sc in $scenarios; do
+	scenarios=$(for sc in $scenarios $optional; do
 		case ",$VIEWS_ONLY," in *",${sc%%:*},"*) echo "$sc" ;; esac
 	done)
 fi
@@ -152,6 +162,40 @@ check_survivors() {	# DIR VICTIMS...
 			echo "# $f: node $v delivered $(wc -l <"$d/node$v/$f.log") before it left; survivors $(seg "$d/node$s0/$f.log" 0 | wc -l) in view 1, $(seg "$d/node$s0/$f.log" 1 | wc -l) in view 2"
 		done
 	done
+	[ $ok = 1 ]
+}
+
+# check_no_change DIR NODE: node NODE stalled (its QEMU stopped) for less
+# than suspect_ms: nobody lost it, no view changed, every log is whole
+check_no_change() {
+	local d=$1 x=$2 k ok=1 line
+	for k in 0 1 2 3; do
+		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
+			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null)"
+			why "$d" "$k"
+			ok=0
+		fi
+		line=$(grep -m1 'lost\|view 1 ends' "$d/node$k/dmesg.txt")
+		if [ -n "$line" ]; then
+			echo "# node $k: $line"
+			ok=0
+		fi
+		if grep -q '^view ' "$d/node$k/sg0.log"; then
+			echo "# node $k: a view changed"
+			ok=0
+		fi
+		if ! cmp -s "$d/node0/sg0.log" "$d/node$k/sg0.log"; then
+			echo "# subgroup 0: node $k's log differs from node 0's"
+			ok=0
+		fi
+		[ "$k" = 0 ] && continue
+		if ! cmp -s <(sort "$d/node1/sg5.log") <(sort "$d/node$k/sg5.log"); then
+			echo "# subgroup 5: node $k's messages differ from node 1's"
+			ok=0
+		fi
+	done
+	grep -h 'vmcluster: node' "$d.log" | sed 's/^/# /'
+	echo "# sg0: $(wc -l <"$d/node0/sg0.log") messages delivered everywhere"
 	[ $ok = 1 ]
 }
 
@@ -292,6 +336,9 @@ for sc in $scenarios; do
 		hostile=(rejoin "$victims" "$at" 3000)
 		hmode=rejoin
 		echo "# $name: node $victims leaves at $at s and starts again; rows reach it 3 s late"
+	elif [ "$hmode" = stall ]; then
+		kills=(--pause "$victims@$((at + KILL_DELAY)):$STALL_MS")
+		echo "# $name: node $victims stalls for $STALL_MS ms at $at s (suspect_ms is longer)"
 	elif [ -n "$hmode" ]; then
 		hostile=("$victims" "$hmode" "$at")
 		echo "# $name: node $victims turns hostile (mode $hmode) at $at s"
@@ -305,6 +352,17 @@ for sc in $scenarios; do
 	scripts/vmcluster -n 4 --timeout $((secs + SLACK)) --out "$d" "${kills[@]}" \
 		-- selftests/views-guest "$secs" "${hostile[@]}" >"$d.log" 2>&1
 	rc=$?
+	if [ "$hmode" = stall ]; then
+		if grep -q 'kernel splat' "$d.log"; then
+			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
+			result fail "$name"
+		elif check_no_change "$d" "$victims"; then
+			result ok "$name"
+		else
+			result fail "$name"
+		fi
+		continue
+	fi
 	if [ "$hmode" = rejoin ]; then
 		if grep -q 'kernel splat' "$d.log"; then
 			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
