@@ -130,7 +130,7 @@ int spindle_producer_attach(struct spindle_sg *sg, const void *owner)
 	spin_lock_bh(&sg->lock);
 	if (sg->prod_owner) {
 		ret = sg->prod_owner == owner ? 0 : -EBUSY;
-	} else if (sg->eng.pay_reserved != sg->eng.pay_pub) {
+	} else if (sp_sg_reservations_held(&sg->eng)) {
 		ret = -EBUSY;	/* a file holds reservations */
 	} else {
 		p = reg->vaddr;

@@ -221,6 +221,26 @@ int sp_sg_void(struct sp_sg *sg, u64 pos)
 	return 0;
 }
 
+/**
+ * sp_sg_reservations_held - does a reservation still wait for its owner?
+ * @sg: engine state
+ *
+ * A slot reserved and not yet marked ready or voided holds back every slot
+ * after it.  One marked or voided is nobody's any more, even before the
+ * predicate thread publishes it (in ring order, on its next pass).
+ * Return: true if a slot between the published ones and the last
+ * reservation is still reserved.
+ */
+bool sp_sg_reservations_held(const struct sp_sg *sg)
+{
+	u64 pos;
+
+	for (pos = sg->pay_pub; pos < sg->pay_reserved; pos++)
+		if (sg->slot_state[sp_ring_slot(pos, sg->window)] == SP_SLOT_RESERVED)
+			return true;
+	return false;
+}
+
 /* ---- predicate thread ---- */
 
 /* Append a header to my ring; the caller checked there is room. */

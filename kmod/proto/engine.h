@@ -242,6 +242,7 @@ u32 sp_sg_reserve(struct sp_sg *sg, u32 want, u64 *first);
 int sp_sg_mark_ready(struct sp_sg *sg, u64 pos, u32 len);
 int sp_sg_void(struct sp_sg *sg, u64 pos);
 u32 sp_sg_free_slots(const struct sp_sg *sg);
+bool sp_sg_reservations_held(const struct sp_sg *sg);
 
 /* Predicate thread. */
 int sp_sg_receive(struct sp_sg *sg);

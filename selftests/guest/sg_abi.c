@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -615,6 +616,39 @@ static int produce(struct spindle_handle *h, int first, int n, uint32_t len)
 			return -1;
 	}
 	return spindle_flush(h);
+}
+
+/*
+ * A file closes with a reservation (its release voids it) and another file
+ * maps the producer page at once, before the predicate thread has run to
+ * publish the void.  The void holds nothing back: the page is this file's.
+ * SCHED_FIFO keeps the predicate thread off this guest's one CPU from the
+ * close until the mapping is done, as a busy guest often did by chance.
+ */
+TEST(producer_attaches_before_a_void_is_published)
+{
+	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
+	struct spindle_handle h;
+	struct spindle_send s;
+	int ret, fifo_ret;
+
+	NEED_GROUPS();
+	ASSERT_EQ(spindle_open_path(&h, devpath[0], O_RDWR), 0);
+	ASSERT_EQ(send_call(h.fd, 0, NULL, 1, 0, &s), 0);
+	ASSERT_EQ(s.reserved_count, 1);
+	fifo_ret = sched_setscheduler(0, SCHED_FIFO, &fifo);
+	spindle_close(&h);
+	ret = spindle_open_path(&h, devpath[0], O_RDWR);
+	if (!ret)
+		ret = spindle_use_producer(&h);
+	sched_setscheduler(0, SCHED_OTHER, &other);
+	EXPECT_EQ(fifo_ret, 0);
+	ASSERT_EQ(ret, 0);
+	EXPECT_ERRNO(recv_call(h.fd, h.descs, 1, 0), EAGAIN);
+	ASSERT_EQ(produce(&h, 0, 2, 40), 0);
+	EXPECT_EQ(recv_msgs(&h, 0, 2, 40), 2);
+	EXPECT_ERRNO(recv_call(h.fd, h.descs, 4, 200), ETIMEDOUT);	/* the void is no message */
+	spindle_close(&h);
 }
 
 TEST(producer_page_sends_without_system_calls)

@@ -404,6 +404,34 @@ TEST(producer_misuse_rejected)
 }
 
 /*
+ * A reservation given up (voided) or marked is nobody's any more, even
+ * before a pass publishes it: a producer page may take over the ring then
+ * (sgdev's release voids a closing file's reservations and the next file
+ * attaches at once, often before the predicate thread has run).
+ */
+TEST(marked_or_voided_reservations_are_not_held)
+{
+	static struct sim s;
+	struct sp_sg *sg;
+	u64 first;
+
+	ASSERT_EQ(sim_init(&s, 2, all3, 2, SP_MODE_ORDERED, 4, 32, 1), 0);
+	sg = &s.node[0].sg;
+	EXPECT_FALSE(sp_sg_reservations_held(sg));
+	ASSERT_EQ(sp_sg_reserve(sg, 3, &first), 3);
+	EXPECT_TRUE(sp_sg_reservations_held(sg));
+	ASSERT_EQ(sp_sg_void(sg, first), 0);
+	ASSERT_EQ(sp_sg_mark_ready(sg, first + 1, 8), 0);
+	EXPECT_TRUE(sp_sg_reservations_held(sg));	/* first + 2 still is */
+	ASSERT_EQ(sp_sg_void(sg, first + 2), 0);
+	EXPECT_FALSE(sp_sg_reservations_held(sg));	/* none published yet */
+	EXPECT_EQ(sg->pay_pub, 0);
+	EXPECT_EQ(sp_sg_publish(sg), 3);
+	EXPECT_FALSE(sp_sg_reservations_held(sg));
+	sim_free(&s);
+}
+
+/*
  * With no consumer (deliver with room for nothing) data waits, but nulls
  * and given-up reservations pass and free their slots: a subgroup nobody
  * reads must not fill up with nulls.
