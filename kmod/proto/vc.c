@@ -84,6 +84,10 @@ void sp_vc_row_init(struct sp_vc *vc, struct sp_row_hdr *mine, u64 incarnation)
  *
  * Within an incarnation every counter and view id only grows and every
  * mask names configured members only.  A new incarnation starts afresh.
+ * One exception: a member that echoed a term, then led with a higher one,
+ * takes the committed term once it learns of the commit, so its echo term
+ * may go back, but only to the term its row says was committed for the
+ * very view it echoes.
  * Return: 0 or -EPROTO.
  */
 int sp_vc_row_check(const struct sp_row_hdr *old, const struct sp_row_hdr *new,
@@ -91,12 +95,12 @@ int sp_vc_row_check(const struct sp_row_hdr *old, const struct sp_row_hdr *new,
 {
 	const __le64 *mono_o[] = {
 		&old->heartbeat, &old->view_id, &old->wedged, &old->prop_view,
-		&old->prop_term, &old->echo_view, &old->echo_term, &old->commit_view,
+		&old->prop_term, &old->echo_view, &old->commit_view,
 		&old->commit_term, &old->drained, &old->ready,
 	};
 	const __le64 *mono_n[] = {
 		&new->heartbeat, &new->view_id, &new->wedged, &new->prop_view,
-		&new->prop_term, &new->echo_view, &new->echo_term, &new->commit_view,
+		&new->prop_term, &new->echo_view, &new->commit_view,
 		&new->commit_term, &new->drained, &new->ready,
 	};
 	const __le64 *masks[] = {
@@ -114,6 +118,11 @@ int sp_vc_row_check(const struct sp_row_hdr *old, const struct sp_row_hdr *new,
 	for (i = 0; i < ARRAY_SIZE(mono_o); i++)
 		if (rd(mono_n[i]) < rd(mono_o[i]))
 			return -EPROTO;
+	if (rd(&new->echo_term) < rd(&old->echo_term) &&
+	    (rd(&new->echo_view) != rd(&old->echo_view) ||
+	     rd(&new->commit_view) != rd(&new->echo_view) ||
+	     rd(&new->commit_term) != rd(&new->echo_term)))
+		return -EPROTO;
 	return 0;
 }
 

@@ -168,6 +168,52 @@ TEST(leader_dies_during_the_change)
 	}
 }
 
+/*
+ * A false suspicion of the leader right after a member echoed it: member 1
+ * echoes leader 0's proposal, then suspects 0 and leads with a higher term,
+ * then learns that 0 committed the first term after all.  It takes the
+ * committed term, so its echo term goes back: its peers must accept that
+ * row, not throw a live member out as faulty.
+ */
+TEST(false_suspicion_of_the_leader_after_an_echo)
+{
+	static struct sim s;
+	u64 seed;
+	long r;
+	u32 i;
+
+	for (seed = 1; seed <= SEEDS; seed++) {
+		start(&s, 5, seed, 300);
+		ASSERT_GE(sim_run(&s, 40 + (long)(seed * 13 % 200)), 0);
+		sim_kill(&s, 4);
+		s.node[0].vc.local_suspects |= 1ULL << 4;
+		for (r = 0; r < 100000; r++) {
+			const struct sp_row_hdr *e = &s.node[1].rows[1];
+
+			if (le64_to_cpu(e->echo_view) == 2 &&
+			    le64_to_cpu(e->echo_term) ==
+			    le64_to_cpu(s.node[0].rows[0].prop_term))
+				break;
+			ASSERT_GE(sim_run(&s, 1), 0);
+		}
+		ASSERT_LT(r, 100000);
+		s.node[1].vc.local_suspects |= 1ULL << 0;	/* 0 is alive */
+		r = sim_run(&s, 400000);
+		if (r < 0)
+			TH_LOG("seed %llu: fault %ld", (unsigned long long)seed, r);
+		ASSERT_GE(r, 0);
+		for (i = 1; i <= 3; i++) {
+			struct sim_node *nd = &s.node[i];
+
+			ASSERT_FALSE(nd->failed);
+			ASSERT_EQ(nd->vc.phase, SP_VC_NORMAL);
+			ASSERT_EQ(nd->vc.members, 0xe);
+			ASSERT_EQ(same_log(&s.node[1], nd, 0), 0);
+		}
+		sim_free(&s);
+	}
+}
+
 /* Two of four die: no majority, the other two stop, agreeing so far. */
 TEST(minority_stops)
 {
