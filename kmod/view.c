@@ -21,6 +21,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/crc32.h>
+#include <linux/err.h>
 #include <linux/slab.h>
 #include <linux/module.h>
 #include <linux/kthread.h>
@@ -389,23 +390,31 @@ static void spindle_sg_bases(struct spindle_group *g, struct spindle_sg *sg, u64
 	g->vc.row_ver++;
 }
 
-/* The bases of @view for subgroup @s: mine, or (joining) a member's. */
+/*
+ * The bases of @view for subgroup @s: mine, or (joining) those of a member
+ * that stays from the view before; ERR_PTR(-EAGAIN) while none has reached
+ * me.  NULL when no such member is in the subgroup (it starts over with
+ * whoever joins it): numbering starts at zero.
+ */
 static struct sp_area_entry *spindle_bases_of(struct spindle_group *g, u32 s,
 					      u64 view, sp_mask_t members)
 {
 	struct sp_area_entry *a = spindle_my_area(g, s);
+	sp_mask_t stay = members & g->vc.prev_members;
+	bool any = false;
 	u32 m;
 
 	if (le64_to_cpu(a->base_view) == view)
 		return a;
 	for (m = 0; m < g->cfg.nmembers; m++) {
-		if (m == g->me || !sp_mask_has(members, m) || !spindle_in_sg(g, s, m))
+		if (m == g->me || !sp_mask_has(stay, m) || !spindle_in_sg(g, s, m))
 			continue;
+		any = true;
 		a = spindle_area(g, g->row_copy[m], s);
 		if (le64_to_cpu(a->base_view) == view)
 			return a;
 	}
-	return NULL;
+	return any ? ERR_PTR(-EAGAIN) : NULL;
 }
 
 static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
@@ -512,7 +521,7 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 	/* what the old view delivered must be given back first */
 	for (s = 0; s < g->cfg.nsubgroups; s++)
 		if (g->sgs[s] && (!spindle_sg_quiet(g->sgs[s]) ||
-				  !spindle_bases_of(g, s, view, members)))
+				  IS_ERR(spindle_bases_of(g, s, view, members))))
 			return -EAGAIN;
 	vcfg = kmalloc(sizeof(*vcfg), GFP_KERNEL);
 	old = kmalloc(sizeof(*old), GFP_KERNEL);
@@ -557,8 +566,8 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 		spin_lock_bh(&sg->lock);
 		*old = sg->eng;
 		for (r = 0; r < n; r++)
-			sg->idx_base[r] = le64_to_cpu(b->v[2 * n + r]);
-		sg->seq_base = le64_to_cpu(b->seq_base);
+			sg->idx_base[r] = b ? le64_to_cpu(b->v[2 * n + r]) : 0;
+		sg->seq_base = b ? le64_to_cpu(b->seq_base) : 0;
 		spindle_sg_wire(g, sg, &vcfg->subgroups[s], fresh[s]);
 		sg->pos_base = round_up(sg->pos_base + old->pay_reserved, sg->cfg.window);
 		fresh[s]->stats = old->stats;

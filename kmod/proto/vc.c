@@ -327,6 +327,7 @@ static int sp_vc_join(struct sp_vc *vc, struct sp_row_hdr *mine,
 		vc->view = cv - 1;
 		vc->next_view = cv;
 		vc->next_members = cm;
+		vc->prev_members = rd(&rows[m].view_members);
 		wr(vc, &mine->commit_view, cv);
 		wr(vc, &mine->commit_term, rd(&rows[m].commit_term));
 		wr(vc, &mine->commit_members, cm);
@@ -389,6 +390,7 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 			return work;
 		vc->next_view = vc->view + 1;
 		vc->next_members = rd(&mine->commit_members);
+		vc->prev_members = vc->members;
 		vc->phase = SP_VC_COMMITTED;
 		fallthrough;
 	case SP_VC_COMMITTED:

@@ -89,6 +89,9 @@ struct sp_vc {
 	sp_mask_t survivors;		/* of my current proposal (leader) */
 	u64 next_view;			/* the committed change */
 	sp_mask_t next_members;
+	sp_mask_t prev_members;		/* of the view it ends (a joiner's:
+					 * as the committer's row said)
+					 */
 	u64 row_ver;			/* bumped when my row changed: push it */
 	const char *fail_why;
 };
