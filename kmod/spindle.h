@@ -25,7 +25,9 @@
  * sg->g is read under RCU (spindle_sg_kick() may run anywhere): the group
  * is freed a grace period after every subgroup let go of it.
  * The predicate kthread is the only one that polls the CQ, runs the
- * engine's predicates and posts writes; it posts after dropping every lock.
+ * engine's predicates and posts writes.  It posts after dropping every
+ * lock, except in the baseline (SPINDLE_GROUP_BASELINE, Derecho's way,
+ * kept for comparison), which posts each step's writes under sg->lock.
  */
 #ifndef SPINDLE_INTERNAL_H
 #define SPINDLE_INTERNAL_H
@@ -232,7 +234,6 @@ struct spindle_group {
 	struct sp_row_hdr rows[SP_MAX_MEMBERS];	/* peers' rows, as accepted */
 	void *row_copy[SP_MAX_MEMBERS];	/* peers' rows and areas, as accepted */
 	void *row_tmp;
-	u64 hb_seen[SP_MAX_MEMBERS];
 	u64 hb_at[SP_MAX_MEMBERS];	/* ns: when its heartbeat last moved */
 	u64 hb_next;			/* ns: when mine moves next */
 	u64 row_gen;			/* bumped when my row or area changes */

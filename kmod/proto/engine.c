@@ -638,10 +638,8 @@ u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max)
 			data = sp_sg_step(sg, sg->dl_rank, &d);
 
 			d.seq = sg->dl_seq++;
-			if (++sg->dl_rank == sg->nsenders) {
+			if (++sg->dl_rank == sg->nsenders)
 				sg->dl_rank = 0;
-				sg->dl_round++;
-			}
 			if (data) {
 				sp_sg_log(sg, &d);
 				out[n++] = d;

@@ -213,7 +213,6 @@ struct sp_sg {
 
 	/* delivery */
 	u64 dl_seq;			/* ordered: next sequence number */
-	u64 dl_round;			/* = dl_seq / nsenders */
 	u32 dl_rank;			/* = dl_seq % nsenders */
 	u32 log_size;
 	u64 dl_passed;			/* messages passed, nulls included */
@@ -273,11 +272,6 @@ static inline u64 sp_sg_payload_offset(const struct sp_sg *sg, u64 pay_pos)
 static inline u64 sp_sg_ring_bytes(const struct sp_sg *sg)
 {
 	return (u64)sg->window * sg->slot_size;
-}
-
-static inline u64 sp_sg_hdr_bytes(const struct sp_sg *sg)
-{
-	return (u64)sg->hdr_slots * sizeof(struct sp_hdr);
 }
 
 /* True when emit would write something to @member. */

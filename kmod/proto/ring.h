@@ -29,12 +29,6 @@ static inline u32 sp_ring_slot(u64 pos, u32 size)
 	return sp_mod_u64(pos, size);
 }
 
-/* Entries held by the ring: head - tail, or U64_MAX-ish garbage if forged. */
-static inline u64 sp_ring_used(u64 head, u64 tail)
-{
-	return head - tail;
-}
-
 /*
  * sp_ring_valid - true when tail <= head <= tail + size.
  * Written without computing tail + size, which a forged tail could overflow.

@@ -128,10 +128,4 @@ static inline void sp_vc_local_join(struct sp_vc *vc, u32 m)
 	vc->row_ver++;
 }
 
-/* The leader of a view with these suspicions, or -1. */
-static inline int sp_vc_leader(const struct sp_vc *vc)
-{
-	return sp_mask_first(vc->members & ~vc->suspects);
-}
-
 #endif /* SPINDLE_PROTO_VC_H */

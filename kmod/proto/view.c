@@ -97,10 +97,8 @@ u32 sp_sg_deliver_trim(struct sp_sg *sg, const u64 *trim, struct sp_desc *out,
 				}
 			}
 			sg->dl_seq++;
-			if (++sg->dl_rank == sg->nsenders) {
+			if (++sg->dl_rank == sg->nsenders)
 				sg->dl_rank = 0;
-				sg->dl_round++;
-			}
 		}
 	} else {
 		for (r = 0; r < sg->nsenders; r++) {
