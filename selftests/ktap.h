@@ -7,9 +7,9 @@
  * named on the command line.  Exit status: 0 when nothing failed.
  *
  * Each test has a time limit: KT_TIMEOUT_S seconds, TEST_TIMEOUT(name, s)
- * for its own, or KTAP_TIMEOUT_S from the environment for all.  A test that
- * runs past it is reported "not ok ... # TIMEOUT" and the binary exits 1:
- * the hang is named, not left to an outer timeout.
+ * for its own, or KTAP_TIMEOUT_S from the environment for all (0: none).
+ * A test that runs past it is reported "not ok ... # TIMEOUT" and the
+ * binary exits 1: the hang is named, not left to an outer timeout.
  */
 #ifndef SPINDLE_KTAP_H
 #define SPINDLE_KTAP_H
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #ifndef KT_TIMEOUT_S
-#define KT_TIMEOUT_S 600
+#define KT_TIMEOUT_S 300
 #endif
 
 struct kt {
@@ -195,12 +195,10 @@ static void kt_on_alarm(int sig)
 	_exit(1);
 }
 
-/* Run case @c as test number @n; @limit_s: 0 for its own limit. */
+/* Run case @c as test number @n, for at most @secs seconds (0: no limit). */
 static inline void kt_run_one(const struct kt_case *c, int n, struct kt *t,
-			      unsigned int limit_s)
+			      unsigned int secs)
 {
-	unsigned int secs = limit_s ? limit_s : c->timeout_s;
-
 	snprintf(kt_timeout_msg, sizeof(kt_timeout_msg),
 		 "# %s: still running after %u s\nnot ok %d %s # TIMEOUT\n",
 		 c->name, secs, n, c->name);
@@ -215,7 +213,6 @@ int main(int argc, char **argv)
 {
 	int i, n = 0, pass = 0, fail = 0, skip = 0;
 	const char *env = getenv("KTAP_TIMEOUT_S");
-	unsigned int limit_s = env ? (unsigned int)strtoul(env, NULL, 10) : 0;
 
 	for (i = 0; i < kt_ncases; i++)
 		n += kt_selected(argc, argv, kt_cases[i].name);
@@ -227,7 +224,9 @@ int main(int argc, char **argv)
 
 		if (!kt_selected(argc, argv, t.name))
 			continue;
-		kt_run_one(&kt_cases[i], ++n, &t, limit_s);
+		kt_run_one(&kt_cases[i], ++n, &t, env ?
+			   (unsigned int)strtoul(env, NULL, 10) :
+			   kt_cases[i].timeout_s);
 		if (t.skipped && !t.failed) {
 			printf("ok %d %s # SKIP %s\n", n, t.name, t.skip_reason);
 			skip++;
