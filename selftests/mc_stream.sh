@@ -20,14 +20,19 @@
 # received it: sp_sg_caught_up(), whose unit test fails without that rule.
 # This case does not hit the window in which a member has received the
 # last messages and not yet delivered them; a slow guest in the streams
-# above did, once.)
+# above did, once.)  Last, a reader that starts after a view change (3
+# guests or more): the last guest takes the group down, the others wait
+# for the view without it and then stream for 2 s (--seconds): each must
+# end when the senders of its view have ended, not wait for the one that
+# left before it started, of which no view record told it.
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
 
 spindle_load || exit 1
 T="--timeout 120"
-ktap_plan 12
+N=${SPINDLE_NODES:-1}
+ktap_plan 13
 bw_run ordered_all_1k_w100   --group 11 --port "$(bw_port 1)" --senders all --messages 1500 --size 1024 --window 100 $T
 bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages 300 --size 1 --window 1 --no-producer $T
 bw_run ordered_one_max_w8    --group 13 --port "$(bw_port 3)" --senders one --messages 400 --size 8192 --window 8 $T
@@ -51,5 +56,44 @@ barrier late_reader_unordered
 [ "${SPINDLE_NODE:-0}" = 1 ] && sleep 2
 bw_run late_reader_unordered --config "$CFG" --messages 200 --size 256 $T
 ktap_check "late_reader_unordered_group_down" build/bin/spindlectl down 18 timeout 20000
+
+# view_id GROUP: the installed view of GROUP here
+view_id() {
+	build/bin/spindlectl -j show "$1" 2>/dev/null | jq -r '.[0].view.id' 2>/dev/null
+}
+
+after_view() {
+	CFG=${SPINDLE_OUT:-/tmp}/after_view.conf
+	gen_config "$CFG" 19 "$(bw_port 9)" \
+		"subgroup 0 members all senders all window 16 max_msg 256 mode ordered"
+	build/bin/spindlectl up "$CFG" >/dev/null || return 1
+	barrier after_view || return 1
+	if [ "$SPINDLE_NODE" = $((N - 1)) ]; then
+		build/bin/spindlectl down 19 || return 1
+		barrier after_view_done
+		return
+	fi
+	_i=0
+	while [ "$(view_id 19)" != 2 ]; do
+		_i=$((_i + 1))
+		[ $_i -gt 300 ] && { ktap_diag "after_view: view $(view_id 19), not 2"; return 1; }
+		sleep 0.1
+	done
+	# (not in $LOGDIR: the two readers start at different times, their
+	# logs need not be the same)
+	_o=${SPINDLE_OUT:-/tmp}/after_view
+	build/bin/spindle-bw --config "$CFG" --seconds 2 --size 256 --timeout 30 \
+		--log "$_o.log" >"$_o.json" 2>"$_o.err"
+	_rc=$?
+	ktap_diag "after_view: $(grep '^{' "$_o.json" | jq -c '{delivered, senders}') exit $_rc $(tail -n 2 "$_o.err")"
+	barrier after_view_done
+	build/bin/spindlectl down 19 >/dev/null
+	[ $_rc = 0 ]
+}
+if [ "$N" -lt 3 ]; then
+	ktap_result skip "reader_after_a_view_change" "needs 3 guests: one leaves, two go on"
+else
+	ktap_check "reader_after_a_view_change" after_view
+fi
 spindle_unload
 ktap_finish

@@ -157,6 +157,37 @@ static int message_ok(const void *p, const struct spindle_desc *d, uint64_t *nex
 	return resync[d->rank] && skip_dropped(p, d, &next[d->rank]);
 }
 
+/* the view installed when this reader subscribed (0: none yet, joining) */
+static uint64_t start_view;
+
+/*
+ * A reader that starts in a later view (the group ran on without some
+ * senders, or it joined after they left) saw no record of their going: the
+ * installed view says who is there to end a run.  Records of that view or
+ * earlier, still queued for it, change nothing.
+ */
+static void view_at_start(struct spindle_handle *h, uint8_t *alive, uint32_t *live)
+{
+	struct spindle_group_status st;
+	uint32_t r, i;
+
+	if (spindle_group_info(b.ctl, b.o.group_id, 0, &st) || !st.info.view_id)
+		return;
+	start_view = st.info.view_id;
+	for (r = 0; r < h->info.nsenders; r++) {
+		int in = 0;
+
+		for (i = 0; i < st.info.nmembers && i < 32; i++)
+			if ((st.info.view_members >> i & 1) &&
+			    st.members[i].id == h->rings[r].member_id)
+				in = 1;
+		if (alive[r] && !in) {
+			alive[r] = 0;
+			(*live)--;
+		}
+	}
+}
+
 /* A view record: log it; the senders that left will not end their runs. */
 static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
 			FILE *log, uint8_t *alive, uint8_t *ended, uint8_t *resync,
@@ -181,7 +212,9 @@ static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
 		for (i = 0; i < b.cfg.nmembers && i < 64; i++)
 			if (((d->index >> i) & 1) && b.cfg.members[i].id == h->rings[r].member_id)
 				in = 1;
-		if (alive[r] && !in) {
+		if (d->seq <= start_view) {
+			/* known when this reader started */
+		} else if (alive[r] && !in) {
 			alive[r] = 0;
 			(*live)--;
 			*ends -= ended[r];
@@ -312,6 +345,7 @@ int main(int argc, char **argv)
 		resync[rk] = join_mode;
 	}
 	live = h->info.nsenders;
+	view_at_start(h, alive, &live);
 	while (delivered < expected && bench_now() < deadline &&
 	       (!run_seconds || ends < live)) {
 		int n = spindle_recv(h, 1000), k;
