@@ -345,6 +345,44 @@ TEST(joiner_dies_after_the_commit)
 }
 
 /*
+ * Issue 16 F1: the joiner dies again before the join is committed.  Its
+ * request stands and the leader takes it in; from the commit on it is
+ * watched like a member, suspected (its connection is gone), skipped, and
+ * taken out in the next view.
+ */
+TEST(joiner_dies_before_the_commit)
+{
+	static struct sim s;
+	u32 i, ran = 0;
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS / 2; seed++) {
+		rejoin_start(&s, seed);
+		sim_run(&s, 1 + (long)(seed % 5));
+		if (join_committed(&s)) {
+			sim_free(&s);
+			continue;
+		}
+		ran++;
+		sim_kill(&s, 2);
+		s.node[1].vc.local_suspects |= 0x4;	/* its QP broke */
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		for (i = 0; i < 4; i++) {
+			if (i == 2)
+				continue;
+			ASSERT_FALSE(s.node[i].failed);
+			ASSERT_EQ(s.node[i].vc.phase, SP_VC_NORMAL);
+			ASSERT_EQ(s.node[i].vc.members, 0xb);	/* 0, 1, 3 */
+		}
+		ASSERT_EQ(same_log(&s.node[0], &s.node[1], 0), 0);
+		ASSERT_EQ(same_log(&s.node[0], &s.node[3], 0), 0);
+		sim_free(&s);
+	}
+	TH_LOG("%u of %u seeds killed the joiner before the commit", ran, SEEDS / 2);
+	ASSERT_GE(ran, SEEDS / 4);
+}
+
+/*
  * Issue 16 F1: an old member dies once the join is committed, before it
  * is ready.  The joiner suspects nobody of its own (it has no view yet),
  * so it must learn the suspicion from the members, or it waits for the
