@@ -211,22 +211,11 @@ static void spindle_rows_intake(struct spindle_group *g, u64 now)
 	}
 }
 
-/*
- * Heartbeat mine; suspect the silent and the lost, of the members whose
- * failure matters now (sp_vc_scope(): once a change is committed, those
- * joining too).  A member coming into scope starts with a fresh timeout:
- * a joiner's row was not read before.
- */
+/* Heartbeat mine; suspect the silent and the lost. */
 static void spindle_detect(struct spindle_group *g, u64 now)
 {
 	u64 limit = (u64)READ_ONCE(suspect_ms) * NSEC_PER_MSEC;
-	sp_mask_t scope = sp_vc_scope(&g->vc);
 	u32 m;
-
-	for (m = 0; m < g->cfg.nmembers; m++)
-		if (sp_mask_has(scope & ~g->hb_scope, m))
-			g->hb_at[m] = now;
-	g->hb_scope = scope;
 
 	if (now >= g->hb_next) {
 		struct sp_row_hdr *mine = spindle_my_row(g);
@@ -236,7 +225,7 @@ static void spindle_detect(struct spindle_group *g, u64 now)
 		g->hb_next = now + (u64)max(READ_ONCE(heartbeat_ms), 1U) * NSEC_PER_MSEC;
 	}
 	for (m = 0; m < g->cfg.nmembers; m++) {
-		if (m == g->me || !sp_mask_has(scope, m) ||
+		if (m == g->me || !sp_mask_has(g->vc.members, m) ||
 		    sp_mask_has(g->vc.local_suspects, m))
 			continue;
 		if (test_bit(m, &g->lost)) {
