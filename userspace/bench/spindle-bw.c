@@ -157,6 +157,17 @@ static int message_ok(const void *p, const struct spindle_desc *d, uint64_t *nex
 	return resync[d->rank] && skip_dropped(p, d, &next[d->rank]);
 }
 
+/* Is @member_id bit i of @mask, member i being @ids[i]? */
+static int member_in(uint64_t mask, const uint32_t *ids, uint32_t n, uint32_t member_id)
+{
+	uint32_t i;
+
+	for (i = 0; i < n && i < 64; i++)
+		if ((mask >> i & 1) && ids[i] == member_id)
+			return 1;
+	return 0;
+}
+
 /* the view installed when this reader subscribed (0: none yet, joining) */
 static uint64_t start_view;
 
@@ -169,18 +180,17 @@ static uint64_t start_view;
 static void view_at_start(struct spindle_handle *h, uint8_t *alive, uint32_t *live)
 {
 	struct spindle_group_status st;
-	uint32_t r, i;
+	uint32_t ids[SPINDLE_MAX_MEMBERS], r, i, n;
 
 	if (spindle_group_info(b.ctl, b.o.group_id, 0, &st) || !st.info.view_id)
 		return;
 	start_view = st.info.view_id;
+	n = st.info.nmembers < SPINDLE_MAX_MEMBERS ? st.info.nmembers : SPINDLE_MAX_MEMBERS;
+	for (i = 0; i < n; i++)
+		ids[i] = st.members[i].id;
 	for (r = 0; r < h->info.nsenders; r++) {
-		int in = 0;
+		int in = member_in(st.info.view_members, ids, n, h->rings[r].member_id);
 
-		for (i = 0; i < st.info.nmembers && i < 32; i++)
-			if ((st.info.view_members >> i & 1) &&
-			    st.members[i].id == h->rings[r].member_id)
-				in = 1;
 		if (alive[r] && !in) {
 			alive[r] = 0;
 			(*live)--;
@@ -193,7 +203,7 @@ static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
 			FILE *log, uint8_t *alive, uint8_t *ended, uint8_t *resync,
 			uint64_t *next, uint32_t *live, uint32_t *ends)
 {
-	uint32_t r, i, first = 1;
+	uint32_t ids[SPINDLE_MAX_MEMBERS], r, i, first = 1;
 
 	views_seen++;
 	if (log) {
@@ -206,12 +216,11 @@ static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
 		}
 		fprintf(log, "\n");
 	}
+	for (i = 0; i < b.cfg.nmembers && i < SPINDLE_MAX_MEMBERS; i++)
+		ids[i] = b.cfg.members[i].id;
 	for (r = 0; r < h->info.nsenders; r++) {
-		int in = 0;
+		int in = member_in(d->index, ids, i, h->rings[r].member_id);
 
-		for (i = 0; i < b.cfg.nmembers && i < 64; i++)
-			if (((d->index >> i) & 1) && b.cfg.members[i].id == h->rings[r].member_id)
-				in = 1;
 		if (d->seq <= start_view) {
 			/* known when this reader started */
 		} else if (alive[r] && !in) {
