@@ -652,7 +652,12 @@ static int spindle_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 	}
 	reg = sg->pay[r];
-	if (len > reg->size || !(vma->vm_flags & VM_SHARED))
+	/*
+	 * Shared mappings only.  VM_MAYSHARE, not VM_SHARED: mmap() takes
+	 * VM_SHARED off a shared mapping of a file opened read-only, a
+	 * reader's.
+	 */
+	if (len > reg->size || !(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	if ((s64)r != sg->my_rank) {
 		/* another sender's ring: never writable, not even later */

@@ -509,6 +509,34 @@ TEST(mmap_offset_length_and_sharing)
 	spindle_close(&h);
 }
 
+/*
+ * A file opened read-only is a reader: it maps every ring, its own sender's
+ * too, shared and read-only (mmap takes VM_SHARED off such a mapping and
+ * leaves VM_MAYSHARE), and takes deliveries; it can never write a ring.
+ */
+TEST(read_only_file_maps_rings_to_read)
+{
+	struct spindle_handle h;
+	size_t sz;
+	void *p;
+
+	NEED_GROUPS();
+	ASSERT_EQ(spindle_open_path(&h, devpath[0], O_RDONLY), 0);
+	ASSERT_EQ(h.info.my_rank, 0);
+	ASSERT_TRUE(h.ring[0] != NULL);
+	sz = h.rings[0].mmap_size;
+	EXPECT_ERRNO(mprotect(h.ring[0], sz, PROT_READ | PROT_WRITE), EACCES);
+	EXPECT_TRUE(mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, h.fd,
+			 (off_t)h.rings[0].mmap_offset) == MAP_FAILED && errno == EACCES);
+	/* private copies of a ring: never, not even to read */
+	p = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, h.fd, (off_t)h.rings[0].mmap_offset);
+	EXPECT_TRUE(p == MAP_FAILED && errno == EINVAL);
+	if (p != MAP_FAILED)
+		munmap(p, sz);
+	EXPECT_EQ(spindle_subscribe(&h), 0);
+	spindle_close(&h);
+}
+
 TEST(other_senders_rings_are_read_only)
 {
 	struct spindle_handle h;
