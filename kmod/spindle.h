@@ -136,7 +136,7 @@ struct spindle_sg {
 	u64 pos_base;			/* user position of engine position 0 */
 	u64 idx_base[SP_MAX_MEMBERS];	/* by configured rank: index of 0 */
 	u64 seq_base;			/* ordered: seq of this view's first */
-	u64 view_done;			/* view whose record was delivered */
+	u64 view_done;			/* view whose trim was applied */
 	u64 own_delivered;		/* my data messages delivered, all views */
 	bool prod_stale;		/* a view change voided the page */
 

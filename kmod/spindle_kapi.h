@@ -79,7 +79,8 @@ struct spindle_view_rec {
  * @view: optional: a new view, after every message of the old one (every
  *	message delivered before it was delivered at every member of the new
  *	view).  Same context rules as @deliver.  Reservations made before it
- *	are void: spindle_mark_ready() and spindle_void() say -ESTALE.
+ *	are void: spindle_mark_ready() and spindle_void() say -ESTALE; those
+ *	made from it on belong to the new view.
  */
 struct spindle_consumer_ops {
 	void (*deliver)(struct spindle_consumer *c, void *priv,

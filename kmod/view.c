@@ -434,7 +434,7 @@ static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 			ret = -EAGAIN;
 			continue;
 		}
-		spindle_sg_deliver_view(sg, view, members);
+		/* the record waits for the install: see spindle_vc_install() */
 		spindle_sg_bases(g, sg, view);
 		sg->view_done = view;
 	}
@@ -588,9 +588,16 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 	struct spindle_group *g = ctx;
 	u32 i;
 
-	/* a joiner applied no trim: its view record comes here */
+	/*
+	 * The view record, only now that the new engines are in place: a
+	 * consumer may send as soon as it reads it, and what it sends must
+	 * belong to the new view (delivered at the trim, the record let a
+	 * sender fill the old view's ring, whose contents the reset then
+	 * dropped unreported).  Nothing is delivered between the trim and
+	 * here, so the record still falls between the two views' messages.
+	 */
 	for (i = 0; i < g->cfg.nsubgroups; i++) {
-		if (g->sgs[i] && g->sgs[i]->view_done != view) {
+		if (g->sgs[i]) {
 			spindle_sg_deliver_view(g->sgs[i], view, members);
 			g->sgs[i]->view_done = view;
 		}

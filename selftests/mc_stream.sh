@@ -24,7 +24,12 @@
 # guests or more): the last guest takes the group down, the others wait
 # for the view without it and then stream for 2 s (--seconds): each must
 # end when the senders of its view have ended, not wait for the one that
-# left before it started, of which no view record told it.
+# left before it started, of which no view record told it.  Last, a send
+# right after the view record (3 guests or more; through the producer page,
+# then with SEND calls): the last guest leaves, and each of the others,
+# still holding the batch that carried the record, sends one message: it
+# must be delivered in the new view (the record's promise: nothing after it
+# belongs to the old view, so the old view's trim may not drop it).
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
@@ -32,7 +37,7 @@
 spindle_load || exit 1
 T="--timeout 120"
 N=${SPINDLE_NODES:-1}
-ktap_plan 13
+ktap_plan 15
 bw_run ordered_all_1k_w100   --group 11 --port "$(bw_port 1)" --senders all --messages 1500 --size 1024 --window 100 $T
 bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages 300 --size 1 --window 1 --no-producer $T
 bw_run ordered_one_max_w8    --group 13 --port "$(bw_port 3)" --senders one --messages 400 --size 8192 --window 8 $T
@@ -90,10 +95,47 @@ after_view() {
 	build/bin/spindlectl down 19 >/dev/null
 	[ $_rc = 0 ]
 }
+# send_after_view NAME GROUP PORT [--no-producer]: the last guest leaves; each
+# other one sends one message right after it reads the view record, still
+# holding the batch that carried it (selftests/guest/view_send)
+send_after_view() {
+	CFG=${SPINDLE_OUT:-/tmp}/$1.conf
+	_o=${SPINDLE_OUT:-/tmp}/$1
+	gen_config "$CFG" "$2" "$(bw_port "$3")" \
+		"subgroup 0 members all senders all window 8 max_msg 256 mode ordered"
+	build/bin/spindlectl up "$CFG" >/dev/null || return 1
+	rm -f "$_o.ready"
+	if [ "$SPINDLE_NODE" != $((N - 1)) ]; then
+		build/selftests/view_send "$CFG" "$_o.ready" $4 >"$_o.out" 2>&1 &
+		_pid=$!
+		_i=0
+		while [ ! -e "$_o.ready" ] && [ $_i -lt 100 ]; do
+			_i=$((_i + 1))
+			sleep 0.1
+		done
+	fi
+	barrier "$1" || return 1
+	if [ "$SPINDLE_NODE" = $((N - 1)) ]; then
+		build/bin/spindlectl down "$2" || return 1
+		barrier "$1_done"
+		return
+	fi
+	wait $_pid
+	_rc=$?
+	ktap_diag "$1: $(cat "$_o.out") (exit $_rc)"
+	barrier "$1_done"
+	build/bin/spindlectl down "$2" >/dev/null
+	[ $_rc = 0 ]
+}
 if [ "$N" -lt 3 ]; then
-	ktap_result skip "reader_after_a_view_change" "needs 3 guests: one leaves, two go on"
+	for t in reader_after_a_view_change send_after_view_record send_after_view_record_syscalls; do
+		ktap_result skip "$t" "needs 3 guests: one leaves, two go on"
+	done
 else
 	ktap_check "reader_after_a_view_change" after_view
+	ktap_check "send_after_view_record" send_after_view send_after_view_record 20 10
+	ktap_check "send_after_view_record_syscalls" \
+		send_after_view send_after_view_record_syscalls 21 11 --no-producer
 fi
 spindle_unload
 ktap_finish

@@ -533,7 +533,9 @@ struct spindle_send {
  * that were delivered, over all views: the first @offset it marked ready
  * (voids aside) were; those after were dropped at the trim, and are the
  * sender's to send again if they matter.  Reservations held across a view
- * change are void: SEND says ESTALE and hands out fresh ones.
+ * change are void: SEND says ESTALE and hands out fresh ones.  The record
+ * comes once the new view is in place: slots reserved (or producer page
+ * positions filled) after it was read belong to the new view.
  */
 #define SPINDLE_DESC_VIEW	0x1
 

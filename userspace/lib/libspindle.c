@@ -770,6 +770,23 @@ int spindle_subscribe(struct spindle_handle *h)
 	return spindle_done(h);
 }
 
+/*
+ * A view record voids the reservations made before it (uapi/linux/spindle.h):
+ * the slots this handle reserved ahead and has not handed out yet are no
+ * longer ours.  Handing one out would put a message the caller builds
+ * after reading the record into the old view, to be dropped with it.
+ * What was committed in them before the record is the old view's, and
+ * goes as SEND says (ESTALE: dropped).
+ */
+static void drop_stale_reservations(struct spindle_handle *h, uint32_t n)
+{
+	uint32_t k;
+
+	for (k = 0; k < n; k++)
+		if (h->descs[k].flags & SPINDLE_DESC_VIEW)
+			h->res_left = 0;
+}
+
 /**
  * spindle_recv - release the last batch and take the next
  * @h: handle opened for reading
@@ -790,6 +807,8 @@ int spindle_recv(struct spindle_handle *h, int timeout_ms)
 	h->recv_calls++;
 	if (ioctl(h->fd, SPINDLE_IOC_RECV, &r) < 0)
 		return -errno;
+	if (h->res_left)
+		drop_stale_reservations(h, r.count);
 	return (int)r.count;
 }
 

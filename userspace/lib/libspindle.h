@@ -15,6 +15,13 @@
  *			the kernel's thread runs; while it sleeps, a wake-up
  *			call once h->batch commits wait, before blocking on a
  *			full ring, and in spindle_flush().
+ *			A view change voids the slots handed out before it
+ *			(h->stale counts the times): a message built after
+ *			the view record must be in a slot taken after it.
+ *			The producer page sees to that itself; with SEND
+ *			calls, the handle that reads the record drops the
+ *			slots it reserved ahead, so send through the handle
+ *			that receives.
  *   receiving		spindle_subscribe() makes the file a consumer: from
  *			then on every delivered message waits for it.
  *			n = spindle_recv(h, timeout); h->descs[0..n) describe
