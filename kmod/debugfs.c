@@ -107,6 +107,7 @@ void spindle_debugfs_add(struct spindle_group *g)
 	debugfs_create_u32("hostile_peer", 0600, g->dbg, &g->hostile_peer);
 	debugfs_create_x32("hostile_rkey", 0600, g->dbg, &g->hostile_rkey);
 	debugfs_create_x64("hostile_addr", 0600, g->dbg, &g->hostile_addr);
+	spindle_fault_debugfs(g, g->dbg);
 }
 
 void spindle_debugfs_del(struct spindle_group *g)

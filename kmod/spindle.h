@@ -54,6 +54,7 @@
 #include "proto/vc.h"
 #include "region.h"
 #include "conn.h"
+#include "fault.h"
 
 #define SPINDLE_PROTO_VERSION	1
 #define SPINDLE_CM_MAGIC	0x53504e44	/* "SPND" */
@@ -246,6 +247,7 @@ struct spindle_group {
 	u32 hostile_peer;		/* SPINDLE_HOSTILE_FOREIGN_KEY: whom, */
 	u32 hostile_rkey;		/* with which key */
 	u64 hostile_addr;		/* at which address */
+	struct spindle_fault fault;	/* phase-exact faults (debugfs, tests) */
 
 	/* pinned memory, charged to RLIMIT_MEMLOCK of who brought it up */
 	size_t pinned;			/* bytes of every region it made */

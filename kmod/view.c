@@ -323,6 +323,7 @@ static int spindle_vc_propose(void *ctx, sp_mask_t survivors, u64 view, u64 term
 	g->vc.row_ver++;
 	pr_info("group %u: proposing view %llu (term %llu) of %#llx\n", g->id,
 		view, term, survivors);
+	spindle_fault_reached(g, SPINDLE_FAULT_PROPOSED);
 	return 0;
 }
 
@@ -360,6 +361,7 @@ static int spindle_vc_adopt(void *ctx, u32 from, u64 view, u64 term, u64 my_term
 		mine->trim_term = cpu_to_le64(my_term);
 	}
 	g->vc.row_ver++;
+	spindle_fault_reached(g, SPINDLE_FAULT_ECHOED);
 	return 0;
 }
 
@@ -636,6 +638,22 @@ static void spindle_vc_fail(void *ctx, const char *why)
 	}
 }
 
+/* Phase-exact fault injection (fault.c): hold where the armed point is. */
+static bool spindle_vc_hold(void *ctx, enum sp_vc_phase phase)
+{
+	static const enum spindle_fault_point point[] = {
+		[SP_VC_WEDGED] = SPINDLE_FAULT_WEDGED,
+		[SP_VC_COMMITTED] = SPINDLE_FAULT_COMMITTED,
+		[SP_VC_DRAINED] = SPINDLE_FAULT_DRAINED,
+		[SP_VC_READY] = SPINDLE_FAULT_READY,
+	};
+	struct spindle_group *g = ctx;
+
+	if ((unsigned int)phase < ARRAY_SIZE(point) && point[phase])
+		spindle_fault_reached(g, point[phase]);
+	return g->fault.reached;
+}
+
 static const struct sp_vc_ops spindle_vc_ops = {
 	.wedge = spindle_vc_wedge,
 	.propose_trim = spindle_vc_propose,
@@ -645,6 +663,7 @@ static const struct sp_vc_ops spindle_vc_ops = {
 	.reset = spindle_vc_reset,
 	.install = spindle_vc_install,
 	.fail = spindle_vc_fail,
+	.hold = spindle_vc_hold,
 };
 
 /**
@@ -658,7 +677,8 @@ int spindle_view_pass(struct spindle_group *g)
 	u64 now = ktime_get_ns();
 	int work = 0, i;
 
-	if (!READ_ONCE(g->vc_on) || READ_ONCE(g->stopping))
+	if (!READ_ONCE(g->vc_on) || READ_ONCE(g->stopping) ||
+	    spindle_fault_pass(g, now))
 		return 0;
 	spindle_rows_intake(g, now);
 	spindle_detect(g, now);
@@ -674,6 +694,8 @@ int spindle_view_pass(struct spindle_group *g)
 		if (phase != g->vc.phase)
 			pr_debug("group %u: view change: phase %d -> %d\n", g->id,
 				 phase, g->vc.phase);
+		if (g->fault.reached)
+			break;	/* held where it is: the fault fires next pass */
 		if (phase == g->vc.phase && ver == g->vc.row_ver)
 			break;
 		work = 1;
@@ -789,6 +811,7 @@ bool spindle_view_joining(struct spindle_group *g)
 		spindle_view_start(g);
 		g->change_start = ktime_get_ns();
 		spindle_group_move(g, SPINDLE_GROUP_VIEW_CHANGE);
+		spindle_fault_reached(g, SPINDLE_FAULT_JOINING);
 		return true;
 	}
 	return false;

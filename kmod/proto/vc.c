@@ -338,6 +338,12 @@ static int sp_vc_join(struct sp_vc *vc, struct sp_row_hdr *mine,
 	return 0;
 }
 
+/* The owner may hold the change where it just entered @phase (tests). */
+static bool sp_vc_hold(const struct sp_vc_ops *ops, void *ctx, enum sp_vc_phase phase)
+{
+	return ops->hold && ops->hold(ctx, phase);
+}
+
 /**
  * sp_vc_step - one step of the view change, on every pass
  * @vc: state
@@ -374,6 +380,8 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 			vc->phase = SP_VC_WEDGED;
 			ops->wedge(ctx);
 			wr(vc, &mine->wedged, vc->view);
+			if (sp_vc_hold(ops, ctx, SP_VC_WEDGED))
+				return 1;
 			work = 1;
 		}
 		alive = vc->members & ~vc->suspects;
@@ -392,6 +400,8 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 		vc->next_members = rd(&mine->commit_members);
 		vc->prev_members = vc->members;
 		vc->phase = SP_VC_COMMITTED;
+		if (sp_vc_hold(ops, ctx, SP_VC_COMMITTED))
+			return 1;
 		fallthrough;
 	case SP_VC_COMMITTED:
 		ret = ops->apply_trim(ctx, vc->next_view, vc->next_members);
@@ -403,6 +413,8 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 			return 1;
 		wr(vc, &mine->drained, vc->next_view);
 		vc->phase = SP_VC_DRAINED;
+		if (sp_vc_hold(ops, ctx, SP_VC_DRAINED))
+			return 1;
 		fallthrough;
 	case SP_VC_DRAINED:
 		stay = vc->next_members & ~(vc->local_suspects | vc->suspects);
@@ -413,6 +425,8 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 			return 1;
 		wr(vc, &mine->ready, vc->next_view);
 		vc->phase = SP_VC_READY;
+		if (sp_vc_hold(ops, ctx, SP_VC_READY))
+			return 1;
 		fallthrough;
 	case SP_VC_READY:
 		stay = vc->next_members & ~(vc->local_suspects | vc->suspects);

@@ -73,6 +73,10 @@ struct sp_vc_ops {
 	void (*install)(void *ctx, u64 view, sp_mask_t members);
 	/* this member leaves the group: @why */
 	void (*fail)(void *ctx, const char *why);
+	/* optional, for fault injection: it just entered @phase (its row
+	 * says so); true holds it there until the next step
+	 */
+	bool (*hold)(void *ctx, enum sp_vc_phase phase);
 };
 
 struct sp_vc {

@@ -177,6 +177,10 @@ stage2() {
 		for a in $SPINDLE_ADDRS; do
 			ping -c1 -W1 "$a" >/dev/null 2>&1 || down="$down $a"
 		done
+		# what the next look at a test-bed failure needs: did ARP
+		# resolve the silent ones, did eth0 send and receive at all
+		say "eth0: $(ip -s -o link show eth0 | tr -s ' ' | cut -c1-400)"
+		say "neighbours: $(ip neigh show dev eth0 | tr '\n' ';')"
 		fail "after ${PEER_WAIT}s: no answer from:${down:- none}; $(rdma link show rxe0/1)"
 	fi
 	if [ "${load_module:-1}" = 1 ] && [ -f "$SPINDLE_KO" ]; then

@@ -26,6 +26,14 @@
 #   timeout stalls every QP for a whole try after each packet rxe loses;
 #   the fix is a reconnect instead of a failure, still to do).  Run it
 #   with VIEWS_ONLY=stall_member2, VIEWS_STALL_MS=ms for another stall;
+#   five guests, guest 4 killed, and another one failing at a named point
+#   of the change that follows (a phase-exact fault, kmod/fault.c, armed
+#   through debugfs): the leader dies right after it proposed, or right
+#   after it committed; a member goes silent right after it echoed the
+#   proposal (its connections stay up: only its heartbeat tells), dies once
+#   it drained, or once it is ready: the three left must install a view of
+#   just them, with the same checks as for a kill (their logs may hold a
+#   view record of the committed change in between);
 #   a hostile guest (not killed) that starts writing garbage into its
 #   peers' memory through their keys: counters back to 0, a row naming
 #   strangers, message lengths over the maximum, null counts over the
@@ -74,7 +82,12 @@ rnd=$(( 8 + seed % 7 ))		# a kill time in 8..14 s, from the seed
 scenarios="kill_member3:3:11 kill_leader0:0:13 kill_member2_random:2:$rnd kill_two_of_four:2,3:11
 hostile_counters_back:3:9:1 hostile_row:1:9:3 hostile_lengths:1:9:5
 hostile_nulls:2:9:6 hostile_hdr_torn:3:9:7 hostile_foreign_key:2:9:8
-rejoin_member3:3:7:rejoin rejoin_rows_late:3:7:rejoin_late"
+rejoin_member3:3:7:rejoin rejoin_rows_late:3:7:rejoin_late
+leader_dies_after_proposing:4:11:fault/0/proposed/die
+leader_dies_after_commit:4:11:fault/0/committed/die
+member_silent_after_echo:4:11:fault/2/echoed/silent
+member_dies_drained:4:11:fault/3/drained/die
+member_dies_ready:4:11:fault/1/ready/die"
 optional="stall_member2:2:9:stall"	# only when VIEWS_ONLY names it
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios $optional; do
@@ -99,11 +112,11 @@ seg() {
 }
 
 check_survivors() {	# DIR VICTIMS...
-	local d=$1 k v ok=1 ref5= ids= t s0 s f got
+	local d=$1 k v ok=1 ref5= ids= t s0 s f got last want
 	shift
 	local victims=" $* "
 	local surv=()
-	for k in 0 1 2 3; do
+	for k in $(seq 0 $((NODES - 1))); do
 		case "$victims" in *" $k "*) ;; *) surv+=("$k") ;; esac
 	done
 	ids=$(IFS=,; echo "${surv[*]}")
@@ -113,13 +126,19 @@ check_survivors() {	# DIR VICTIMS...
 			why "$d" "$k"
 			ok=0
 		fi
-		if [ "$(grep -c '^view ' "$d/node$k/sg0.log")" != 1 ] ||
-		   ! grep -qx "view 2 $ids" "$d/node$k/sg0.log"; then
-			echo "# node $k: subgroup 0 log lacks the one record 'view 2 $ids'"
+		# one failure: the one record 'view 2 SURVIVORS'; a fault
+		# inside a change (FINAL_VIEW=any): the last record names the
+		# survivors, in the same view everywhere
+		last=$(grep '^view ' "$d/node$k/sg0.log" | tail -n 1)
+		want=${FINAL_VIEW:-2}
+		[ "$want" = any ] && want=$(echo "$last" | cut -d' ' -f2)
+		if [ "$last" != "view $want $ids" ] ||
+		   { [ "${FINAL_VIEW:-2}" != any ] && [ "$(grep -c '^view ' "$d/node$k/sg0.log")" != 1 ]; }; then
+			echo "# node $k: subgroup 0 log lacks the one record 'view ${FINAL_VIEW:-2} $ids' (last: ${last:-none})"
 			ok=0
 		fi
-		t=$(sed -n 's/.*view 2 installed: .* after \([0-9]*\) ms.*/\1/p' "$d/node$k/dmesg.txt")
-		echo "# node $k: view 2 installed ${t:-never} ms after its change began"
+		t=$(sed -n "s/.*view $want installed: .* after \([0-9]*\) ms.*/\1/p" "$d/node$k/dmesg.txt" | tail -n 1)
+		echo "# node $k: view $want installed ${t:-never} ms after its change began ($(grep -c '^view ' "$d/node$k/sg0.log") view records)"
 		[ -n "$t" ] && [ "$t" -le "$BOUND_MS" ] || ok=0
 	done
 	# ordered: identical logs, view record included
@@ -133,7 +152,7 @@ check_survivors() {	# DIR VICTIMS...
 	for k in "${surv[@]}"; do
 		[ -f "$d/node$k/sg5.log" ] || continue
 		if [ -z "$ref5" ]; then ref5=$k; continue; fi
-		for s in 0 1; do
+		for s in $(seq 0 "$(grep -c '^view ' "$d/node$ref5/sg5.log")"); do
 			if ! cmp -s <(seg "$d/node$ref5/sg5.log" $s | sort) \
 				    <(seg "$d/node$k/sg5.log" $s | sort); then
 				echo "# subgroup 5: node $k's view-$((s + 1)) messages differ from node $ref5's"
@@ -169,7 +188,7 @@ check_survivors() {	# DIR VICTIMS...
 # than suspect_ms: nobody lost it, no view changed, every log is whole
 check_no_change() {
 	local d=$1 x=$2 k ok=1 line
-	for k in 0 1 2 3; do
+	for k in $(seq 0 $((NODES - 1))); do
 		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
 			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null)"
 			why "$d" "$k"
@@ -246,6 +265,16 @@ check_rejoin() {	# DIR NODE
 	echo "# sg6: node $x delivered ${f:-no} messages on its own after joining"
 	[ "${f:-0}" -gt 0 ] || ok=0
 	[ $ok = 1 ]
+}
+
+# check_fault DIR NODE POINT: the fault fired where it was armed
+check_fault() {
+	local line
+	line=$(grep -m1 'fault injection: member' "$1/node$2/dmesg.txt" 2>/dev/null)
+	[ -z "$line" ] && line=$(grep -m1 'fault injection: member' "$1/console-$2.log")
+	echo "# node $2: ${line:-the fault never fired}"
+	case "$line" in *" at $3 "*) return 0 ;; esac
+	return 1
 }
 
 # rejected MODE: what a victim of hostile mode MODE (enum spindle_hostile)
@@ -332,6 +361,30 @@ for sc in $scenarios; do
 	IFS=: read -r name victims at hmode <<<"$sc"
 	kills=()
 	hostile=()
+	NODES=4
+	FINAL_VIEW=2
+	if [ "${hmode%%/*}" = fault ]; then
+		# fault/NODE/POINT/ACTION: VICTIMS killed at AT s; NODE, armed
+		# at POINT of the change that follows, goes ACTION there
+		IFS=/ read -r _ fnode fpoint faction <<<"$hmode"
+		NODES=5
+		FINAL_VIEW=any
+		hostile=(fault "$fnode" "$fpoint" "$faction")
+		for v in ${victims//,/ }; do kills+=(--kill "$v@$((at + KILL_DELAY))"); done
+		echo "# $name: kill $victims at $at s; node $fnode goes $faction once $fpoint in the change"
+		d=$OUT/$name
+		scripts/vmcluster -n $NODES --timeout $((SECS + SLACK)) --out "$d" "${kills[@]}" \
+			-- selftests/views-guest "$SECS" "${hostile[@]}" >"$d.log" 2>&1
+		if grep -q 'kernel splat' "$d.log"; then
+			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
+			result fail "$name"
+		elif check_fault "$d" "$fnode" "$fpoint" && check_survivors "$d" ${victims//,/ } "$fnode"; then
+			result ok "$name"
+		else
+			result fail "$name"
+		fi
+		continue
+	fi
 	if [ "$hmode" = rejoin ]; then
 		hostile=(rejoin "$victims" "$at")
 		echo "# $name: node $victims leaves at $at s and starts again"

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Testing only: phase-exact faults in view changes.  Root arms one per
+ * group through debugfs:
+ *
+ *	echo "committed die" >/sys/kernel/debug/spindle/group<ID>/fault
+ *
+ * names a point this member reaches in a view change (enum
+ * spindle_fault_point: wedged, proposed, echoed, committed, drained,
+ * ready, joining) and what it does there:
+ *   silent  from then on nothing more leaves it (no row, heartbeat or
+ *           message); its connections stay up, so the others must find
+ *           it by its heartbeat;
+ *   die     silent, and DIE_AFTER_MS later every connection goes down,
+ *           as the peers see a host that crashed.
+ * The fault fires on the predicate pass after the point was reached, so
+ * that what the point wrote (a proposal, an echo, a commit) was posted
+ * first.  It fires once; "off" disarms one that has not fired.  Reading
+ * the file says what is armed and whether it fired.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "spindle.h"
+#include "fault.h"
+
+#define DIE_AFTER_MS	200
+
+static const char *const spindle_fault_points[SPINDLE_FAULT_NPOINTS] = {
+	[SPINDLE_FAULT_OFF] = "off",
+	[SPINDLE_FAULT_WEDGED] = "wedged",
+	[SPINDLE_FAULT_PROPOSED] = "proposed",
+	[SPINDLE_FAULT_ECHOED] = "echoed",
+	[SPINDLE_FAULT_COMMITTED] = "committed",
+	[SPINDLE_FAULT_DRAINED] = "drained",
+	[SPINDLE_FAULT_READY] = "ready",
+	[SPINDLE_FAULT_JOINING] = "joining",
+};
+
+static const char *const spindle_fault_actions[SPINDLE_FAULT_NACTIONS] = {
+	[SPINDLE_FAULT_SILENT] = "silent",
+	[SPINDLE_FAULT_DIE] = "die",
+};
+
+/**
+ * spindle_fault_reached - this member reached point @p of a view change
+ * @g: group
+ * @p: the point
+ *
+ * Context: the predicate thread.
+ */
+void spindle_fault_reached(struct spindle_group *g, enum spindle_fault_point p)
+{
+	struct spindle_fault *f = &g->fault;
+
+	/* pairs with the release in spindle_fault_write() */
+	if (smp_load_acquire(&f->point) == p && !f->fired)
+		f->reached = true;
+}
+
+/**
+ * spindle_fault_pass - fire a fault whose point was reached
+ * @g: group
+ * @now: ns
+ *
+ * Context: the predicate thread, at the start of a view pass.
+ * Return: true while this member is silent (the pass does nothing more).
+ */
+bool spindle_fault_pass(struct spindle_group *g, u64 now)
+{
+	struct spindle_fault *f = &g->fault;
+	u32 i;
+
+	if (likely(!f->reached))
+		return false;
+	if (!f->fired) {
+		WRITE_ONCE(f->fired, true);
+		f->fired_at = now;
+		WRITE_ONCE(g->hostile, SPINDLE_HOSTILE_SILENT);
+		pr_warn("group %u: fault injection: member %u goes %s at %s (view %llu, phase %d)\n",
+			g->id, g->cfg.self_id, spindle_fault_actions[f->action],
+			spindle_fault_points[f->point], g->vc.view, g->vc.phase);
+	}
+	if (f->action == SPINDLE_FAULT_DIE && !f->dropped &&
+	    now - f->fired_at >= DIE_AFTER_MS * NSEC_PER_MSEC) {
+		f->dropped = true;
+		for (i = 0; i < g->cfg.nmembers; i++)
+			if (i != g->me && g->peers[i] && g->peers[i]->kc)
+				spindle_conn_down(g->peers[i]->kc, "fault injection: dies");
+	}
+	return true;
+}
+
+static int spindle_fault_show(struct seq_file *m, void *unused)
+{
+	struct spindle_group *g = m->private;
+	struct spindle_fault *f = &g->fault;
+	/* pairs with the release in spindle_fault_write(): then the action */
+	u32 p = smp_load_acquire(&f->point);
+
+	seq_printf(m, "%s", spindle_fault_points[p]);
+	if (p != SPINDLE_FAULT_OFF)
+		seq_printf(m, " %s%s", spindle_fault_actions[READ_ONCE(f->action)],
+			   READ_ONCE(f->fired) ? " (fired)" : "");
+	seq_puts(m, "\n");
+	return 0;
+}
+
+static int spindle_fault_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, spindle_fault_show, inode->i_private);
+}
+
+static int spindle_fault_parse(char *buf, u32 *point, u32 *action)
+{
+	char *p = strim(buf), *a = p;
+	int i;
+
+	strsep(&a, " \t");
+	i = match_string(spindle_fault_points, SPINDLE_FAULT_NPOINTS, p);
+	if (i < 0)
+		return -EINVAL;
+	*point = i;
+	*action = SPINDLE_FAULT_SILENT;
+	if (*point == SPINDLE_FAULT_OFF)
+		return a && *skip_spaces(a) ? -EINVAL : 0;
+	if (!a)
+		return -EINVAL;
+	i = match_string(spindle_fault_actions, SPINDLE_FAULT_NACTIONS, skip_spaces(a));
+	if (i < 0)
+		return -EINVAL;
+	*action = i;
+	return 0;
+}
+
+static ssize_t spindle_fault_write(struct file *file, const char __user *ubuf,
+				   size_t len, loff_t *ppos)
+{
+	struct spindle_group *g = file_inode(file)->i_private;
+	struct spindle_fault *f = &g->fault;
+	u32 point, action;
+	char buf[32];
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	ret = spindle_fault_parse(buf, &point, &action);
+	if (ret) {
+		pr_warn("group %u: fault: want \"POINT silent|die\" or \"off\"\n", g->id);
+		return ret;
+	}
+	/* one fault per group; the thread reads it with no lock */
+	if (READ_ONCE(f->fired) ||
+	    (point != SPINDLE_FAULT_OFF && READ_ONCE(f->point) != SPINDLE_FAULT_OFF))
+		return -EBUSY;
+	WRITE_ONCE(f->action, action);
+	/* the action before the point: the thread acquires the point */
+	smp_store_release(&f->point, point);
+	return len;
+}
+
+static const struct file_operations spindle_fault_fops = {
+	.owner = THIS_MODULE,
+	.open = spindle_fault_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = spindle_fault_write,
+};
+
+/**
+ * spindle_fault_debugfs - add the group's "fault" file
+ * @g: group
+ * @dir: its debugfs directory
+ */
+void spindle_fault_debugfs(struct spindle_group *g, struct dentry *dir)
+{
+	debugfs_create_file("fault", 0600, dir, g, &spindle_fault_fops);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Testing only: phase-exact faults in view changes (fault.c).
+ */
+#ifndef SPINDLE_FAULT_H
+#define SPINDLE_FAULT_H
+
+#include <linux/types.h>
+
+struct spindle_group;
+struct dentry;
+
+/* Points of a view change, as this member reaches them. */
+enum spindle_fault_point {
+	SPINDLE_FAULT_OFF,
+	SPINDLE_FAULT_WEDGED,		/* it wedged: a change began */
+	SPINDLE_FAULT_PROPOSED,		/* as leader, it proposed a trim */
+	SPINDLE_FAULT_ECHOED,		/* it echoed a leader's proposal */
+	SPINDLE_FAULT_COMMITTED,	/* it saw (or made) the commit */
+	SPINDLE_FAULT_DRAINED,		/* its old-view writes are done */
+	SPINDLE_FAULT_READY,		/* it reset for the new view */
+	SPINDLE_FAULT_JOINING,		/* a new incarnation, it asks to join */
+	SPINDLE_FAULT_NPOINTS,
+};
+
+/* What it does there. */
+enum spindle_fault_action {
+	SPINDLE_FAULT_SILENT,		/* nothing more leaves it */
+	SPINDLE_FAULT_DIE,		/* silent, then its connections drop */
+	SPINDLE_FAULT_NACTIONS,
+};
+
+/* Per group: what is armed, and whether it fired (under no lock: one
+ * writer, the predicate thread, once armed through debugfs).
+ */
+struct spindle_fault {
+	u32 point;			/* enum spindle_fault_point */
+	u32 action;			/* enum spindle_fault_action */
+	bool reached;			/* fires on the next pass */
+	bool fired;
+	bool dropped;			/* DIE: the connections went down */
+	u64 fired_at;			/* ns */
+};
+
+void spindle_fault_reached(struct spindle_group *g, enum spindle_fault_point p);
+bool spindle_fault_pass(struct spindle_group *g, u64 now);
+void spindle_fault_debugfs(struct spindle_group *g, struct dentry *dir);
+
+#endif
