@@ -436,6 +436,12 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 		vc->members = vc->next_members;
 		/* who died during the change is suspected in the new view at once */
 		vc->suspects &= vc->members;
+		/*
+		 * What I found of those the change took out is settled: a new
+		 * incarnation of one is judged afresh, even before I see it
+		 * connect (its join may reach me through the others first).
+		 */
+		vc->local_suspects &= vc->members;
 		vc->joins = 0;
 		vc->survivors = 0;
 		vc->local_joins &= ~vc->members;
