@@ -17,10 +17,16 @@
  * that what the point wrote (a proposal, an echo, a commit) was posted
  * first.  It fires once; "off" disarms one that has not fired.  Reading
  * the file says what is armed and whether it fired.
+ *
+ * A group that gets somewhere before a test can arm its file (a member
+ * that comes back joins within milliseconds of coming up) takes its fault
+ * from the module parameter fault_new_groups instead, read when the group
+ * comes up: the same "POINT ACTION".
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/moduleparam.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -29,6 +35,10 @@
 #include "fault.h"
 
 #define DIE_AFTER_MS	200
+
+static char *fault_new_groups;
+module_param(fault_new_groups, charp, 0644);
+MODULE_PARM_DESC(fault_new_groups, "Testing only: arm this phase-exact fault (\"POINT silent|die\") in every group brought up from now on");
 
 static const char *const spindle_fault_points[SPINDLE_FAULT_NPOINTS] = {
 	[SPINDLE_FAULT_OFF] = "off",
@@ -135,6 +145,32 @@ static int spindle_fault_parse(char *buf, u32 *point, u32 *action)
 		return -EINVAL;
 	*action = i;
 	return 0;
+}
+
+/**
+ * spindle_fault_init - arm what fault_new_groups says in a new group
+ * @g: a group coming up
+ */
+void spindle_fault_init(struct spindle_group *g)
+{
+	u32 point, action;
+	char buf[32];
+
+	kernel_param_lock(THIS_MODULE);
+	strscpy(buf, fault_new_groups ? fault_new_groups : "", sizeof(buf));
+	kernel_param_unlock(THIS_MODULE);
+	if (!buf[0])
+		return;
+	if (spindle_fault_parse(buf, &point, &action)) {
+		pr_warn("group %u: fault_new_groups: want \"POINT silent|die\" or \"off\"\n",
+			g->id);
+		return;
+	}
+	g->fault.action = action;
+	g->fault.point = point;
+	if (point != SPINDLE_FAULT_OFF)
+		pr_warn("group %u: fault injection armed: %s %s\n", g->id,
+			spindle_fault_points[point], spindle_fault_actions[action]);
 }
 
 static ssize_t spindle_fault_write(struct file *file, const char __user *ubuf,

@@ -42,6 +42,7 @@ struct spindle_fault {
 	u64 fired_at;			/* ns */
 };
 
+void spindle_fault_init(struct spindle_group *g);
 void spindle_fault_reached(struct spindle_group *g, enum spindle_fault_point p);
 bool spindle_fault_pass(struct spindle_group *g, u64 now);
 void spindle_fault_debugfs(struct spindle_group *g, struct dentry *dir);

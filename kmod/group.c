@@ -577,6 +577,7 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	if (!npeers)
 		spindle_group_move(g, SPINDLE_GROUP_ACTIVE);
 	list_add_tail(&g->node, &spindle_groups);
+	spindle_fault_init(g);
 	spindle_debugfs_add(g);
 	wake_up_process(g->thread);
 	for (i = 0; i < cfg->nmembers; i++)
