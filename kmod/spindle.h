@@ -236,6 +236,8 @@ struct spindle_group {
 	void *row_copy[SP_MAX_MEMBERS];	/* peers' rows and areas, as accepted */
 	void *row_tmp;
 	u64 hb_at[SP_MAX_MEMBERS];	/* ns: when its heartbeat last moved */
+	sp_mask_t hb_scope;		/* whose heartbeats were watched last pass */
+	u64 gone_inc[SP_MAX_MEMBERS];	/* incarnation a view took out */
 	u64 hb_next;			/* ns: when mine moves next */
 	u64 row_gen;			/* bumped when my row or area changes */
 	u64 row_gen_vc;			/* vc.row_ver as of row_gen */

@@ -211,11 +211,22 @@ static void spindle_rows_intake(struct spindle_group *g, u64 now)
 	}
 }
 
-/* Heartbeat mine; suspect the silent and the lost. */
+/*
+ * Heartbeat mine; suspect the silent and the lost, of the members whose
+ * failure matters now (sp_vc_scope(): once a change is committed, those
+ * joining too).  A member coming into scope starts with a fresh timeout:
+ * a joiner's row was not read before.
+ */
 static void spindle_detect(struct spindle_group *g, u64 now)
 {
 	u64 limit = (u64)READ_ONCE(suspect_ms) * NSEC_PER_MSEC;
+	sp_mask_t scope = sp_vc_scope(&g->vc);
 	u32 m;
+
+	for (m = 0; m < g->cfg.nmembers; m++)
+		if (sp_mask_has(scope & ~g->hb_scope, m))
+			g->hb_at[m] = now;
+	g->hb_scope = scope;
 
 	if (now >= g->hb_next) {
 		struct sp_row_hdr *mine = spindle_my_row(g);
@@ -225,9 +236,17 @@ static void spindle_detect(struct spindle_group *g, u64 now)
 		g->hb_next = now + (u64)max(READ_ONCE(heartbeat_ms), 1U) * NSEC_PER_MSEC;
 	}
 	for (m = 0; m < g->cfg.nmembers; m++) {
-		if (m == g->me || !sp_mask_has(g->vc.members, m) ||
+		if (m == g->me || !sp_mask_has(scope, m) ||
 		    sp_mask_has(g->vc.local_suspects, m))
 			continue;
+		/*
+		 * A joiner whose connection here is up but whose row has not
+		 * come yet (it learns the group ran on from our rows first,
+		 * which may take a while): alive while it stays connected.
+		 */
+		if (!sp_mask_has(g->vc.members, m) && spindle_peer_ready(g->peers[m]) &&
+		    le64_to_cpu(g->rows[m].incarnation) == g->gone_inc[m])
+			g->hb_at[m] = now;
 		if (test_bit(m, &g->lost)) {
 			trace_spindle_suspect(g->id, g->cfg.members[m].id,
 					      "connection lost");
@@ -604,8 +623,18 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 			g->sgs[i]->view_done = view;
 		}
 	}
-	for (i = 0; i < g->cfg.nmembers; i++)
+	for (i = 0; i < g->cfg.nmembers; i++) {
 		g->hb_at[i] = ktime_get_ns();	/* a fresh start for the timeout */
+		if (i == g->me || !sp_mask_has(g->vc.prev_members & ~members, i))
+			continue;
+		/*
+		 * Taken out: what was found of it is settled (its connection
+		 * was abandoned in the drain); a new incarnation is judged
+		 * afresh, from its own connection and rows.
+		 */
+		g->gone_inc[i] = le64_to_cpu(g->rows[i].incarnation);
+		clear_bit(i, &g->lost);
+	}
 	WRITE_ONCE(g->view_id, view);
 	WRITE_ONCE(g->view_members, members);
 	pr_info("group %u: view %llu installed: members %#llx, after %llu ms\n",

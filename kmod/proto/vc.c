@@ -143,11 +143,18 @@ static u64 sp_vc_new_term(const struct sp_vc *vc, const struct sp_row_hdr *mine,
 	return ((top >> 8) + 1) << 8 | vc->me;
 }
 
-/* Suspicions and join requests: mine, and every live member's of this view. */
+/*
+ * Suspicions and join requests: mine, and every live member's of this
+ * view.  Once a change is committed, the members of the next view count
+ * too: a joiner that dies before it is ready must be suspected, and a
+ * joiner (no view of its own yet) must learn what the members suspect,
+ * or the drained and ready waits never end.
+ */
 static void sp_vc_gossip(struct sp_vc *vc, const struct sp_row_hdr *rows)
 {
-	sp_mask_t s = vc->suspects | (vc->local_suspects & vc->members);
-	sp_mask_t j = vc->joins | (vc->local_joins & ~vc->members);
+	sp_mask_t scope = sp_vc_scope(vc);
+	sp_mask_t s = vc->suspects | (vc->local_suspects & scope);
+	sp_mask_t j = vc->joins | (vc->local_joins & ~scope);
 	sp_mask_t before;
 	u32 m;
 
@@ -155,11 +162,11 @@ static void sp_vc_gossip(struct sp_vc *vc, const struct sp_row_hdr *rows)
 	do {
 		before = s;
 		for (m = 0; m < vc->nconf; m++) {
-			if (m == vc->me || !sp_mask_has(vc->members & ~s, m) ||
+			if (m == vc->me || !sp_mask_has(scope & ~s, m) ||
 			    rd(&rows[m].view_id) != vc->view)
 				continue;
-			s |= rd(&rows[m].suspects) & vc->members;
-			j |= rd(&rows[m].joins) & ~vc->members;
+			s |= rd(&rows[m].suspects) & scope;
+			j |= rd(&rows[m].joins) & ~scope;
 		}
 	} while (s != before);
 	vc->suspects = s;
@@ -365,8 +372,13 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 
 	if (vc->phase == SP_VC_FAILED)
 		return 0;
-	if (vc->phase == SP_VC_JOINING)
-		return sp_vc_join(vc, mine, rows);
+	if (vc->phase == SP_VC_JOINING) {
+		work = sp_vc_join(vc, mine, rows);
+		/* a joiner drains nothing: it is drained once it took the commit */
+		if (vc->phase == SP_VC_DRAINED && sp_vc_hold(ops, ctx, SP_VC_DRAINED))
+			return 1;
+		return work;
+	}
 	/* suspicions travel in every phase: a member may die mid-change */
 	sp_vc_gossip(vc, rows);
 	wr(vc, &mine->suspects, vc->suspects);

@@ -110,6 +110,22 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 int sp_vc_row_check(const struct sp_row_hdr *old, const struct sp_row_hdr *new,
 		    u32 nconf);
 
+/*
+ * The members whose failure matters now: the view's, and once a change is
+ * committed, the next view's (joiners included) too.
+ */
+static inline sp_mask_t sp_vc_scope(const struct sp_vc *vc)
+{
+	switch (vc->phase) {
+	case SP_VC_COMMITTED:
+	case SP_VC_DRAINED:
+	case SP_VC_READY:
+		return vc->members | vc->next_members;
+	default:
+		return vc->members;
+	}
+}
+
 /* The owner found member @m failed (heartbeat, QP error, disconnect). */
 static inline void sp_vc_local_suspect(struct sp_vc *vc, u32 m)
 {

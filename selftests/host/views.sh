@@ -34,6 +34,11 @@
 #   it drained, or once it is ready: the three left must install a view of
 #   just them, with the same checks as for a kill (their logs may hold a
 #   view record of the committed change in between);
+#   a guest that rejoins (as above) and dies again once its join is
+#   committed (the fault "drained die" armed in its new incarnation): the
+#   others must take it out again in a view of just them (issue 16 F1:
+#   they suspected only members of the installed view, and waited for its
+#   drained and ready for ever);
 #   a hostile guest (not killed) that starts writing garbage into its
 #   peers' memory through their keys: counters back to 0, a row naming
 #   strangers, message lengths over the maximum, null counts over the
@@ -87,7 +92,8 @@ leader_dies_after_proposing:4:11:fault/0/proposed/die
 leader_dies_after_commit:4:11:fault/0/committed/die
 member_silent_after_echo:4:11:fault/2/echoed/silent
 member_dies_drained:4:11:fault/3/drained/die
-member_dies_ready:4:11:fault/1/ready/die"
+member_dies_ready:4:11:fault/1/ready/die
+joiner_dies_after_the_commit:3:7:rejoin_fault/drained/die"
 optional="stall_member2:2:9:stall"	# only when VIEWS_ONLY names it
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios $optional; do
@@ -379,6 +385,25 @@ for sc in $scenarios; do
 			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
 			result fail "$name"
 		elif check_fault "$d" "$fnode" "$fpoint" && check_survivors "$d" ${victims//,/ } "$fnode"; then
+			result ok "$name"
+		else
+			result fail "$name"
+		fi
+		continue
+	fi
+	if [ "${hmode%%/*}" = rejoin_fault ]; then
+		# rejoin_fault/POINT/ACTION: the new incarnation fails at POINT
+		IFS=/ read -r _ fpoint faction <<<"$hmode"
+		FINAL_VIEW=any
+		echo "# $name: node $victims leaves at $at s, starts again, and goes $faction once $fpoint as a joiner"
+		d=$OUT/$name
+		scripts/vmcluster -n 4 --timeout $((SECS + 8 + SLACK)) --out "$d" \
+			-- selftests/views-guest $((SECS + 8)) rejoin "$victims" "$at" 0 \
+			"$fpoint" "$faction" >"$d.log" 2>&1
+		if grep -q 'kernel splat' "$d.log"; then
+			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
+			result fail "$name"
+		elif check_fault "$d" "$victims" "$fpoint" && check_survivors "$d" "$victims"; then
 			result ok "$name"
 		else
 			result fail "$name"

@@ -346,6 +346,129 @@ TEST(rejoiner_is_not_suspected_for_its_old_incarnation)
 	}
 }
 
+/* node 0 committed view 3, which takes node 2 back */
+static int join_committed(struct sim *s)
+{
+	return le64_to_cpu(s->node[0].rows[0].commit_view) == 3;
+}
+
+/* node 0 (the old view's leader) killed, restarted node 2 back in view 2 */
+static void rejoin_start(struct sim *s, u64 seed)
+{
+	start(s, 4, seed, 200);
+	sim_run(s, 60 + (long)(seed * 7 % 100));
+	sim_kill(s, 2);
+	s->node[0].vc.local_suspects |= 0x4;
+	sim_run(s, 400000);
+	sim_restart(s, 2);
+}
+
+/*
+ * Issue 16 F1: the joiner dies again once the join is committed, before
+ * it is ready.  The members must suspect it (it is in the view they are
+ * moving to), go on without waiting for it, and take it out in the next
+ * view: the group must not stay in its view change.
+ */
+TEST(joiner_dies_after_the_commit)
+{
+	static struct sim s;
+	u64 seed;
+	u32 i;
+
+	for (seed = 1; seed <= SEEDS / 2; seed++) {
+		rejoin_start(&s, seed);
+		ASSERT_EQ(s.node[0].vc.view, 2);
+		ASSERT_EQ(run_until(&s, join_committed, 400000), 0);
+		sim_kill(&s, 2);
+		s.node[1].vc.local_suspects |= 0x4;	/* its QP broke */
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		for (i = 0; i < 4; i++) {
+			if (i == 2)
+				continue;
+			if (s.node[i].vc.phase != SP_VC_NORMAL)
+				TH_LOG("seed %llu: node %u stuck in phase %d of view %llu",
+				       (unsigned long long)seed, i, s.node[i].vc.phase,
+				       (unsigned long long)s.node[i].vc.view + 1);
+			ASSERT_FALSE(s.node[i].failed);
+			ASSERT_EQ(s.node[i].vc.phase, SP_VC_NORMAL);
+			ASSERT_EQ(s.node[i].vc.members, 0xb);	/* 0, 1, 3 */
+		}
+		ASSERT_EQ(same_log(&s.node[0], &s.node[1], 0), 0);
+		ASSERT_EQ(same_log(&s.node[0], &s.node[3], 0), 0);
+		sim_free(&s);
+	}
+}
+
+/*
+ * Issue 16 F1: the joiner dies again before the join is committed.  Its
+ * request stands and the leader takes it in; from the commit on it is
+ * watched like a member, suspected (its connection is gone), skipped, and
+ * taken out in the next view.
+ */
+TEST(joiner_dies_before_the_commit)
+{
+	static struct sim s;
+	u32 i, ran = 0;
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS / 2; seed++) {
+		rejoin_start(&s, seed);
+		sim_run(&s, 1 + (long)(seed % 5));
+		if (join_committed(&s)) {
+			sim_free(&s);
+			continue;
+		}
+		ran++;
+		sim_kill(&s, 2);
+		s.node[1].vc.local_suspects |= 0x4;	/* its QP broke */
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		for (i = 0; i < 4; i++) {
+			if (i == 2)
+				continue;
+			ASSERT_FALSE(s.node[i].failed);
+			ASSERT_EQ(s.node[i].vc.phase, SP_VC_NORMAL);
+			ASSERT_EQ(s.node[i].vc.members, 0xb);	/* 0, 1, 3 */
+		}
+		ASSERT_EQ(same_log(&s.node[0], &s.node[1], 0), 0);
+		ASSERT_EQ(same_log(&s.node[0], &s.node[3], 0), 0);
+		sim_free(&s);
+	}
+	TH_LOG("%u of %u seeds killed the joiner before the commit", ran, SEEDS / 2);
+	ASSERT_GE(ran, SEEDS / 4);
+}
+
+/*
+ * Issue 16 F1: an old member dies once the join is committed, before it
+ * is ready.  The joiner suspects nobody of its own (it has no view yet),
+ * so it must learn the suspicion from the members, or it waits for the
+ * dead one's ready for ever and the others wait for the joiner's.
+ */
+TEST(old_member_dies_while_a_joiner_gets_ready)
+{
+	static struct sim s;
+	u64 seed;
+	u32 i;
+
+	for (seed = 1; seed <= SEEDS / 2; seed++) {
+		rejoin_start(&s, seed);
+		ASSERT_EQ(run_until(&s, join_committed, 400000), 0);
+		sim_kill(&s, 3);
+		s.node[0].vc.local_suspects |= 0x8;
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		for (i = 0; i < 3; i++) {
+			if (s.node[i].vc.phase != SP_VC_NORMAL)
+				TH_LOG("seed %llu: node %u stuck in phase %d of view %llu",
+				       (unsigned long long)seed, i, s.node[i].vc.phase,
+				       (unsigned long long)s.node[i].vc.view + 1);
+			ASSERT_FALSE(s.node[i].failed);
+			ASSERT_EQ(s.node[i].vc.phase, SP_VC_NORMAL);
+			ASSERT_EQ(s.node[i].vc.members, 0x7);	/* 0, 1, 2 */
+		}
+		ASSERT_EQ(same_log(&s.node[0], &s.node[1], 0), 0);
+		sim_free(&s);
+	}
+}
+
 /*
  * A killed member comes back: view 2 goes on without it, it asks to join,
  * view 3 takes it in, in order with the messages; it delivers the messages
