@@ -67,11 +67,26 @@ view_id() {
 	build/bin/spindlectl -j show "$1" 2>/dev/null | jq -r '.[0].view.id' 2>/dev/null
 }
 
+# up_active CFG GROUP: bring GROUP up and wait (30 s at most) until it is
+# active here, every member connected: `up` returns while the peers still
+# connect, and a member that left before this one had connected to it
+# would find this one still forming, a member the others cannot move on
+# with (the others lose their majority)
+up_active() {
+	build/bin/spindlectl up "$1" >/dev/null || return 1
+	_i=0
+	while [ "$(build/bin/spindlectl -j show "$2" 2>/dev/null | jq -r '.[0].state')" != active ]; do
+		_i=$((_i + 1))
+		[ $_i -gt 300 ] && { ktap_diag "group $2 not active after 30 s"; return 1; }
+		sleep 0.1
+	done
+}
+
 after_view() {
 	CFG=${SPINDLE_OUT:-/tmp}/after_view.conf
 	gen_config "$CFG" 19 "$(bw_port 9)" \
 		"subgroup 0 members all senders all window 16 max_msg 256 mode ordered"
-	build/bin/spindlectl up "$CFG" >/dev/null || return 1
+	up_active "$CFG" 19 || return 1
 	barrier after_view || return 1
 	if [ "$SPINDLE_NODE" = $((N - 1)) ]; then
 		build/bin/spindlectl down 19 || return 1
@@ -103,7 +118,7 @@ send_after_view() {
 	_o=${SPINDLE_OUT:-/tmp}/$1
 	gen_config "$CFG" "$2" "$(bw_port "$3")" \
 		"subgroup 0 members all senders all window 8 max_msg 256 mode ordered"
-	build/bin/spindlectl up "$CFG" >/dev/null || return 1
+	up_active "$CFG" "$2" || return 1
 	rm -f "$_o.ready"
 	if [ "$SPINDLE_NODE" != $((N - 1)) ]; then
 		build/selftests/view_send "$CFG" "$_o.ready" $4 >"$_o.out" 2>&1 &

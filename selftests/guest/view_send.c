@@ -62,6 +62,34 @@ static int recv_some(struct spindle_handle *h, int timeout_ms)
 	return n == -EAGAIN || n == -ETIMEDOUT || n == -EINTR ? 0 : n;
 }
 
+/* A walk through what RECV hands out, one descriptor at a time. */
+struct walk {
+	struct spindle_handle *h;
+	int k, n;
+};
+
+/*
+ * The next descriptor: from the batch in hand, or from one new RECV (which
+ * releases that batch) of up to @wait_ms.  NULL when none came, or with
+ * *@err set when RECV failed: the caller decides how long to go on (and
+ * what else to do between tries).
+ */
+static const struct spindle_desc *walk_next(struct walk *w, int wait_ms, int *err)
+{
+	*err = 0;
+	if (w->k >= w->n) {
+		w->n = recv_some(w->h, wait_ms);
+		w->k = 0;
+		if (w->n < 0) {
+			*err = -w->n;
+			w->n = 0;
+		}
+		if (w->n <= 0)
+			return NULL;
+	}
+	return &w->h->descs[w->k++];
+}
+
 /* Send one message of MSG_LEN bytes saying @what. */
 static int send_one(struct spindle_handle *h, const char *what, uint64_t view)
 {
@@ -106,9 +134,11 @@ static int hold_own(struct spindle_handle *a, int rank)
 int main(int argc, char **argv)
 {
 	struct spindle_handle a, b;
+	struct walk w = { .h = &b };
+	const struct spindle_desc *d = NULL;
 	struct spindle_cfg cfg;
 	uint64_t view = 0, want = 0, got = 0;
-	int producer, held = 1, held_at_record = 0, n, k, ret, fd;
+	int producer, held = 1, held_at_record, ret, fd, r;
 	double deadline, release;
 	char err[256];
 
@@ -148,28 +178,24 @@ int main(int argc, char **argv)
 	/* B: up to the record; A lets go after HOLD_S */
 	release = now() + HOLD_S;
 	deadline = now() + 60;
-	for (k = n = 0; !view; k++) {
+	while (!view) {
 		if (held && now() >= release) {
 			spindle_close(&a);
 			held = 0;
 		}
-		if (k >= n) {
-			if (now() >= deadline)
-				return fail("no view record came in 60 s");
-			n = recv_some(&b, 100);
-			if (n < 0)
-				return fail("recv: %s", strerror(-n));
-			k = -1;
-			continue;
-		}
-		if (b.descs[k].flags & SPINDLE_DESC_VIEW)
-			view = b.descs[k].seq;
+		if (now() >= deadline)
+			return fail("no view record came in 60 s");
+		d = walk_next(&w, 100, &ret);
+		if (ret)
+			return fail("recv: %s", strerror(ret));
+		if (d && d->flags & SPINDLE_DESC_VIEW)
+			view = d->seq;
 	}
 	held_at_record = held;
 	/* senders of the new view: bit i, member i of the configuration */
-	for (ret = 0; ret < (int)b.info.nsenders; ret++)
-		if (b.descs[k - 1].index >> b.rings[ret].member_id & 1)
-			want |= 1ULL << ret;
+	for (r = 0; r < (int)b.info.nsenders; r++)
+		if (d->index >> b.rings[r].member_id & 1)
+			want |= 1ULL << r;
 	if (!(want >> b.info.my_rank & 1))
 		return fail("this node (rank %d) is not in view %llu", b.info.my_rank,
 			    (unsigned long long)view);
@@ -181,21 +207,17 @@ int main(int argc, char **argv)
 		spindle_close(&a);
 
 	deadline = now() + 30;
-	for (; got != want; k++) {
-		if (k >= n) {
-			if (now() >= deadline)
-				break;
-			n = recv_some(&b, 1000);
-			if (n < 0)
-				return fail("recv: %s", strerror(-n));
-			k = -1;
+	while (got != want && now() < deadline) {
+		d = walk_next(&w, 1000, &ret);
+		if (ret)
+			return fail("recv: %s", strerror(ret));
+		if (!d)
 			continue;
-		}
-		if (b.descs[k].flags & SPINDLE_DESC_VIEW)
+		if (d->flags & SPINDLE_DESC_VIEW)
 			return fail("another view record: view %llu",
-				    (unsigned long long)b.descs[k].seq);
-		if (b.descs[k].rank < 64 && says(&b, &b.descs[k], "after view"))
-			got |= 1ULL << b.descs[k].rank;
+				    (unsigned long long)d->seq);
+		if (d->rank < 64 && says(&b, d, "after view"))
+			got |= 1ULL << d->rank;
 	}
 	fprintf(got == want ? stdout : stderr,
 		"view_send: view %llu (its record came %s the old view's message was let go): delivered after the record from ranks %#llx of %#llx (own rank %d; the library saw %llu stale sends)\n",
