@@ -283,6 +283,36 @@ check_fault() {
 	return 1
 }
 
+# check_fault_run NODE POINT VICTIMS...: NODE's fault fired at POINT and
+# the others went on without VICTIMS (the run in $d)
+check_fault_run() {
+	local node=$1 point=$2
+	shift 2
+	check_fault "$d" "$node" "$point" && check_survivors "$d" "$@"
+}
+
+# survivors_and RC VICTIMS...: check_survivors, and RC (the others' runs) 0
+survivors_and() {
+	local rc=$1
+	shift
+	check_survivors "$d" "$@" && [ "$rc" = 0 ]
+}
+
+# judge NAME CHECK...: a kernel splat in the run in $d fails NAME;
+# otherwise CHECK (a command) says
+judge() {
+	local name=$1
+	shift
+	if grep -q 'kernel splat' "$d.log"; then
+		grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
+		result fail "$name"
+	elif "$@"; then
+		result ok "$name"
+	else
+		result fail "$name"
+	fi
+}
+
 # rejected MODE: what a victim of hostile mode MODE (enum spindle_hostile)
 # says it rejected
 rejected() {
@@ -381,14 +411,7 @@ for sc in $scenarios; do
 		d=$OUT/$name
 		scripts/vmcluster -n $NODES --timeout $((SECS + SLACK)) --out "$d" "${kills[@]}" \
 			-- selftests/views-guest "$SECS" "${hostile[@]}" >"$d.log" 2>&1
-		if grep -q 'kernel splat' "$d.log"; then
-			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
-			result fail "$name"
-		elif check_fault "$d" "$fnode" "$fpoint" && check_survivors "$d" ${victims//,/ } "$fnode"; then
-			result ok "$name"
-		else
-			result fail "$name"
-		fi
+		judge "$name" check_fault_run "$fnode" "$fpoint" ${victims//,/ } "$fnode"
 		continue
 	fi
 	if [ "${hmode%%/*}" = rejoin_fault ]; then
@@ -400,14 +423,7 @@ for sc in $scenarios; do
 		scripts/vmcluster -n 4 --timeout $((SECS + 8 + SLACK)) --out "$d" \
 			-- selftests/views-guest $((SECS + 8)) rejoin "$victims" "$at" 0 \
 			"$fpoint" "$faction" >"$d.log" 2>&1
-		if grep -q 'kernel splat' "$d.log"; then
-			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
-			result fail "$name"
-		elif check_fault "$d" "$victims" "$fpoint" && check_survivors "$d" "$victims"; then
-			result ok "$name"
-		else
-			result fail "$name"
-		fi
+		judge "$name" check_fault_run "$victims" "$fpoint" "$victims"
 		continue
 	fi
 	if [ "$hmode" = rejoin ]; then
@@ -435,25 +451,11 @@ for sc in $scenarios; do
 		-- selftests/views-guest "$secs" "${hostile[@]}" >"$d.log" 2>&1
 	rc=$?
 	if [ "$hmode" = stall ]; then
-		if grep -q 'kernel splat' "$d.log"; then
-			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
-			result fail "$name"
-		elif check_no_change "$d" "$victims"; then
-			result ok "$name"
-		else
-			result fail "$name"
-		fi
+		judge "$name" check_no_change "$d" "$victims"
 		continue
 	fi
 	if [ "$hmode" = rejoin ]; then
-		if grep -q 'kernel splat' "$d.log"; then
-			grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
-			result fail "$name"
-		elif check_rejoin "$d" "$victims"; then
-			result ok "$name"
-		else
-			result fail "$name"
-		fi
+		judge "$name" check_rejoin "$d" "$victims"
 		continue
 	fi
 	if [ -n "$hmode" ]; then
@@ -478,20 +480,11 @@ for sc in $scenarios; do
 			rc=1
 		fi
 	fi
-	if grep -q 'kernel splat' "$d.log"; then
-		grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
-		result fail "$name"
-		continue
-	fi
 	if [ "$victims" = "2,3" ]; then
-		if check_minority "$d"; then result ok "$name"; else result fail "$name"; fi
+		judge "$name" check_minority "$d"
 	else
 		[ $rc = 0 ] || tail -n 8 "$d.log" | sed 's/^/# /'
-		if check_survivors "$d" $victims && [ $rc = 0 ]; then
-			result ok "$name"
-		else
-			result fail "$name"
-		fi
+		judge "$name" survivors_and "$rc" $victims
 	fi
 done
 echo "# Totals: pass:$((n - fail)) fail:$fail"
