@@ -2,15 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # The test bed's own promises (runs on the host; scripts/check's "testbed"
 # suite): a guest whose command fails fails the run and is named; --kill
-# hard-kills a guest without failing the run; guests see each other and
-# nothing else; the splat scanner catches kernel reports, not user output.
+# hard-kills a guest without failing the run, at a time counted from its
+# command's start or from a barrier every guest reached; guests see each
+# other and nothing else; the splat scanner catches kernel reports, not user output.
 #   selftests/host/testbed.sh [OUTDIR]     prints KTAP
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/lib/ktap.sh
 OUT=${1:-build/testbed}
 rm -rf "$OUT"
 mkdir -p "$OUT"
-ktap_plan 6
+ktap_plan 7
 
 scripts/vmcluster -n 2 --no-module --timeout 120 --out "$OUT/fail" -- \
 	sh -c '[ "$SPINDLE_NODE" != 1 ]' >"$OUT/fail.log" 2>&1
@@ -28,6 +29,20 @@ rc=$?
 ktap_diag "--kill 1@1: exit $rc; $(grep 'killed' "$OUT/kill.log" | head -n 1)"
 ktap_check "kill_is_not_a_failure" test $rc = 0
 ktap_check "killed_guest_reported" grep -q 'killed' "$OUT/kill.log"
+
+# --kill K@BARRIER+T: guest 0 reaches the barrier 4 s late; guest 1 must
+# die a second after that, not a second after its own arrival
+scripts/vmcluster -n 2 --no-module --timeout 120 --kill 1@go+1 --out "$OUT/killmark" -- \
+	sh -c '. selftests/lib/spindle.sh
+	       [ "$SPINDLE_NODE" = 0 ] && sleep 4
+	       barrier go || exit 1
+	       [ "$SPINDLE_NODE" = 0 ] && exec sleep 3
+	       sleep 1.5; touch "$SPINDLE_OUT/too_late"; sleep 10' >"$OUT/killmark.log" 2>&1
+rc=$?
+line=$(grep 'node 1: killed' "$OUT/killmark.log")
+ktap_diag "--kill 1@go+1: exit $rc; ${line:-not killed}"
+ktap_check "kill_counts_from_a_barrier" sh -c "[ $rc = 0 ] && [ ! -e '$OUT/killmark/node1/too_late' ] &&
+	echo '$line' | grep -Eq 'killed ([4-9]|[1-9][0-9])\.[0-9] s after its command started \(1\.[0-9] s after barrier go\)'"
 
 printf '[    1.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2\n' >"$OUT/splat.log"
 printf 'WARNING: this line was printed by a program\n[    2.0] spindle: module verification failed: signature and/or required key missing - tainting kernel\n' >"$OUT/clean.log"

@@ -55,23 +55,21 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${1:-build/views}
-# SECS: how long the streams last; the kills and hostile turns at 8-14 s
-# must fall well inside them.
-# KILL_DELAY: --kill times count from the guest's command start, the
-# streams from after module load and group set-up.
+# SECS: how long the streams last; the kills (counted from the barrier
+# where every guest starts its streams: vmcluster --kill K@views_streams+T)
+# and the hostile turns (from the group's set-up) at 5-11 s must fall well
+# inside them.
 # SLACK: what each run may take beyond its stream (boot, teardown, the
 # final kmemleak scan).
 # The debug kernel is slower at all of it: a process start takes over a
 # second, its guests boot in over a minute, and the set-up took 13 s
 # and more (dmesg: module loaded at 61.0 s, group up at 67.3 s, the
-# streams' own set-up at 74.6 s),
-# so a kill at 8 s came before the group was up.
+# streams' own set-up at 74.6 s): its streams run longer, and the kills
+# still come at the same point of them.
 SECS=16
-KILL_DELAY=0
 SLACK=240
 if [ -n "${SPINDLE_VM_KERNEL:-}" ]; then
 	SECS=30
-	KILL_DELAY=15
 	SLACK=600
 fi
 SECS=${VIEWS_SECONDS:-$SECS}
@@ -82,19 +80,20 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 
 seed=${VIEWS_SEED:-$(( $(date +%s) % 1000 ))}
-rnd=$(( 8 + seed % 7 ))		# a kill time in 8..14 s, from the seed
-# name:victims:seconds[:hostile mode]
-scenarios="kill_member3:3:11 kill_leader0:0:13 kill_member2_random:2:$rnd kill_two_of_four:2,3:11
+rnd=$(( 5 + seed % 7 ))		# a kill time in 5..11 s, from the seed
+# name:victims:seconds[:hostile mode]: kills (and the stall) count from
+# the streams' start, hostile turns and rejoins from the group's set-up
+scenarios="kill_member3:3:8 kill_leader0:0:10 kill_member2_random:2:$rnd kill_two_of_four:2,3:8
 hostile_counters_back:3:9:1 hostile_row:1:9:3 hostile_lengths:1:9:5
 hostile_nulls:2:9:6 hostile_hdr_torn:3:9:7 hostile_foreign_key:2:9:8
 rejoin_member3:3:7:rejoin rejoin_rows_late:3:7:rejoin_late
-leader_dies_after_proposing:4:11:fault/0/proposed/die
-leader_dies_after_commit:4:11:fault/0/committed/die
-member_silent_after_echo:4:11:fault/2/echoed/silent
-member_dies_drained:4:11:fault/3/drained/die
-member_dies_ready:4:11:fault/1/ready/die
+leader_dies_after_proposing:4:8:fault/0/proposed/die
+leader_dies_after_commit:4:8:fault/0/committed/die
+member_silent_after_echo:4:8:fault/2/echoed/silent
+member_dies_drained:4:8:fault/3/drained/die
+member_dies_ready:4:8:fault/1/ready/die
 joiner_dies_after_the_commit:3:7:rejoin_fault/drained/die"
-optional="stall_member2:2:9:stall"	# only when VIEWS_ONLY names it
+optional="stall_member2:2:6:stall"	# only when VIEWS_ONLY names it
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios $optional; do
 		case ",$VIEWS_ONLY," in *",${sc%%:*},"*) echo "$sc" ;; esac
@@ -406,8 +405,8 @@ for sc in $scenarios; do
 		NODES=5
 		FINAL_VIEW=any
 		hostile=(fault "$fnode" "$fpoint" "$faction")
-		for v in ${victims//,/ }; do kills+=(--kill "$v@$((at + KILL_DELAY))"); done
-		echo "# $name: kill $victims at $at s; node $fnode goes $faction once $fpoint in the change"
+		for v in ${victims//,/ }; do kills+=(--kill "$v@views_streams+$at"); done
+		echo "# $name: kill $victims $at s into the streams; node $fnode goes $faction once $fpoint in the change"
 		d=$OUT/$name
 		scripts/vmcluster -n $NODES --timeout $((SECS + SLACK)) --out "$d" "${kills[@]}" \
 			-- selftests/views-guest "$SECS" "${hostile[@]}" >"$d.log" 2>&1
@@ -435,14 +434,14 @@ for sc in $scenarios; do
 		hmode=rejoin
 		echo "# $name: node $victims leaves at $at s and starts again; rows reach it 3 s late"
 	elif [ "$hmode" = stall ]; then
-		kills=(--pause "$victims@$((at + KILL_DELAY)):$STALL_MS")
-		echo "# $name: node $victims stalls for $STALL_MS ms at $at s (suspect_ms is longer)"
+		kills=(--pause "$victims@views_streams+$at:$STALL_MS")
+		echo "# $name: node $victims stalls for $STALL_MS ms $at s into the streams (suspect_ms is longer)"
 	elif [ -n "$hmode" ]; then
 		hostile=("$victims" "$hmode" "$at")
 		echo "# $name: node $victims turns hostile (mode $hmode) at $at s"
 	else
-		for v in ${victims//,/ }; do kills+=(--kill "$v@$((at + KILL_DELAY))"); done
-		echo "# $name: kill ${victims} at ${at} s (+${KILL_DELAY} s of set-up)"
+		for v in ${victims//,/ }; do kills+=(--kill "$v@views_streams+$at"); done
+		echo "# $name: kill ${victims} $at s into the streams"
 	fi
 	d=$OUT/$name
 	secs=$SECS
