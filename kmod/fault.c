@@ -7,12 +7,15 @@
  *
  * names a point this member reaches in a view change (enum
  * spindle_fault_point: wedged, proposed, echoed, committed, drained,
- * ready, joining) and what it does there:
+ * ready, joining; or now, the next pass) and what it does there:
  *   silent  from then on nothing more leaves it (no row, heartbeat or
  *           message); its connections stay up, so the others must find
  *           it by its heartbeat;
  *   die     silent, and DIE_AFTER_MS later every connection goes down,
- *           as the peers see a host that crashed.
+ *           as the peers see a host that crashed;
+ *   stall MS  silent for MS milliseconds, then it goes on as if nothing
+ *           happened: a live member that stopped long enough to be
+ *           suspected (a false suspicion: "now stall 6000").
  * The fault fires on the predicate pass after the point was reached, so
  * that what the point wrote (a proposal, an echo, a commit) was posted
  * first.  It fires once; "off" disarms one that has not fired.  Reading
@@ -35,10 +38,11 @@
 #include "fault.h"
 
 #define DIE_AFTER_MS	200
+#define STALL_MAX_MS	600000
 
 static char *fault_new_groups;
 module_param(fault_new_groups, charp, 0644);
-MODULE_PARM_DESC(fault_new_groups, "Testing only: arm this phase-exact fault (\"POINT silent|die\") in every group brought up from now on");
+MODULE_PARM_DESC(fault_new_groups, "Testing only: arm this phase-exact fault (\"POINT silent|die|stall MS\") in every group brought up from now on");
 
 static const char *const spindle_fault_points[SPINDLE_FAULT_NPOINTS] = {
 	[SPINDLE_FAULT_OFF] = "off",
@@ -49,11 +53,13 @@ static const char *const spindle_fault_points[SPINDLE_FAULT_NPOINTS] = {
 	[SPINDLE_FAULT_DRAINED] = "drained",
 	[SPINDLE_FAULT_READY] = "ready",
 	[SPINDLE_FAULT_JOINING] = "joining",
+	[SPINDLE_FAULT_NOW] = "now",
 };
 
 static const char *const spindle_fault_actions[SPINDLE_FAULT_NACTIONS] = {
 	[SPINDLE_FAULT_SILENT] = "silent",
 	[SPINDLE_FAULT_DIE] = "die",
+	[SPINDLE_FAULT_STALL] = "stall",
 };
 
 /**
@@ -85,6 +91,7 @@ bool spindle_fault_pass(struct spindle_group *g, u64 now)
 	struct spindle_fault *f = &g->fault;
 	u32 i;
 
+	spindle_fault_reached(g, SPINDLE_FAULT_NOW);
 	if (likely(!f->reached))
 		return false;
 	if (!f->fired) {
@@ -94,6 +101,15 @@ bool spindle_fault_pass(struct spindle_group *g, u64 now)
 		pr_warn("group %u: fault injection: member %u goes %s at %s (view %llu, phase %d)\n",
 			g->id, g->cfg.self_id, spindle_fault_actions[f->action],
 			spindle_fault_points[f->point], g->vc.view, g->vc.phase);
+	}
+	if (f->action == SPINDLE_FAULT_STALL &&
+	    now - f->fired_at >= (u64)f->stall_ms * NSEC_PER_MSEC) {
+		/* it fired: never again */
+		f->reached = false;
+		WRITE_ONCE(g->hostile, SPINDLE_HOSTILE_OFF);
+		pr_warn("group %u: fault injection: member %u goes on after %u ms (view %llu, phase %d)\n",
+			g->id, g->cfg.self_id, f->stall_ms, g->vc.view, g->vc.phase);
+		return false;
 	}
 	if (f->action == SPINDLE_FAULT_DIE && !f->dropped &&
 	    now - f->fired_at >= DIE_AFTER_MS * NSEC_PER_MSEC) {
@@ -114,8 +130,11 @@ static int spindle_fault_show(struct seq_file *m, void *unused)
 
 	seq_printf(m, "%s", spindle_fault_points[p]);
 	if (p != SPINDLE_FAULT_OFF)
-		seq_printf(m, " %s%s", spindle_fault_actions[READ_ONCE(f->action)],
-			   READ_ONCE(f->fired) ? " (fired)" : "");
+		seq_printf(m, " %s", spindle_fault_actions[READ_ONCE(f->action)]);
+	if (p != SPINDLE_FAULT_OFF && READ_ONCE(f->action) == SPINDLE_FAULT_STALL)
+		seq_printf(m, " %u", READ_ONCE(f->stall_ms));
+	if (p != SPINDLE_FAULT_OFF && READ_ONCE(f->fired))
+		seq_puts(m, " (fired)");
 	seq_puts(m, "\n");
 	return 0;
 }
@@ -125,9 +144,10 @@ static int spindle_fault_open(struct inode *inode, struct file *file)
 	return single_open(file, spindle_fault_show, inode->i_private);
 }
 
-static int spindle_fault_parse(char *buf, u32 *point, u32 *action)
+/* "POINT ACTION", "POINT stall MS" or "off" */
+static int spindle_fault_parse(char *buf, u32 *point, u32 *action, u32 *stall_ms)
 {
-	char *p = strim(buf), *a = p;
+	char *p = strim(buf), *a = p, *ms;
 	int i;
 
 	strsep(&a, " \t");
@@ -136,14 +156,23 @@ static int spindle_fault_parse(char *buf, u32 *point, u32 *action)
 		return -EINVAL;
 	*point = i;
 	*action = SPINDLE_FAULT_SILENT;
+	*stall_ms = 0;
 	if (*point == SPINDLE_FAULT_OFF)
 		return a && *skip_spaces(a) ? -EINVAL : 0;
 	if (!a)
 		return -EINVAL;
-	i = match_string(spindle_fault_actions, SPINDLE_FAULT_NACTIONS, skip_spaces(a));
+	a = skip_spaces(a);
+	ms = a;
+	strsep(&ms, " \t");
+	i = match_string(spindle_fault_actions, SPINDLE_FAULT_NACTIONS, a);
 	if (i < 0)
 		return -EINVAL;
 	*action = i;
+	if (i != SPINDLE_FAULT_STALL)
+		return ms && *skip_spaces(ms) ? -EINVAL : 0;
+	if (!ms || kstrtou32(skip_spaces(ms), 10, stall_ms) ||
+	    !*stall_ms || *stall_ms > STALL_MAX_MS)
+		return -EINVAL;
 	return 0;
 }
 
@@ -153,7 +182,7 @@ static int spindle_fault_parse(char *buf, u32 *point, u32 *action)
  */
 void spindle_fault_init(struct spindle_group *g)
 {
-	u32 point, action;
+	u32 point, action, stall_ms;
 	char buf[32];
 
 	kernel_param_lock(THIS_MODULE);
@@ -161,12 +190,13 @@ void spindle_fault_init(struct spindle_group *g)
 	kernel_param_unlock(THIS_MODULE);
 	if (!buf[0])
 		return;
-	if (spindle_fault_parse(buf, &point, &action)) {
-		pr_warn("group %u: fault_new_groups: want \"POINT silent|die\" or \"off\"\n",
+	if (spindle_fault_parse(buf, &point, &action, &stall_ms)) {
+		pr_warn("group %u: fault_new_groups: want \"POINT silent|die|stall MS\" or \"off\"\n",
 			g->id);
 		return;
 	}
 	g->fault.action = action;
+	g->fault.stall_ms = stall_ms;
 	g->fault.point = point;
 	if (point != SPINDLE_FAULT_OFF)
 		pr_warn("group %u: fault injection armed: %s %s\n", g->id,
@@ -178,7 +208,7 @@ static ssize_t spindle_fault_write(struct file *file, const char __user *ubuf,
 {
 	struct spindle_group *g = file_inode(file)->i_private;
 	struct spindle_fault *f = &g->fault;
-	u32 point, action;
+	u32 point, action, stall_ms;
 	char buf[32];
 	int ret;
 
@@ -187,9 +217,10 @@ static ssize_t spindle_fault_write(struct file *file, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = '\0';
-	ret = spindle_fault_parse(buf, &point, &action);
+	ret = spindle_fault_parse(buf, &point, &action, &stall_ms);
 	if (ret) {
-		pr_warn("group %u: fault: want \"POINT silent|die\" or \"off\"\n", g->id);
+		pr_warn("group %u: fault: want \"POINT silent|die|stall MS\" or \"off\"\n",
+			g->id);
 		return ret;
 	}
 	/* one fault per group; the thread reads it with no lock */
@@ -197,6 +228,7 @@ static ssize_t spindle_fault_write(struct file *file, const char __user *ubuf,
 	    (point != SPINDLE_FAULT_OFF && READ_ONCE(f->point) != SPINDLE_FAULT_OFF))
 		return -EBUSY;
 	WRITE_ONCE(f->action, action);
+	WRITE_ONCE(f->stall_ms, stall_ms);
 	/* the action before the point: the thread acquires the point */
 	smp_store_release(&f->point, point);
 	return len;

@@ -20,6 +20,7 @@ enum spindle_fault_point {
 	SPINDLE_FAULT_DRAINED,		/* its old-view writes are done */
 	SPINDLE_FAULT_READY,		/* it reset for the new view */
 	SPINDLE_FAULT_JOINING,		/* a new incarnation, it asks to join */
+	SPINDLE_FAULT_NOW,		/* the next pass, in a change or not */
 	SPINDLE_FAULT_NPOINTS,
 };
 
@@ -27,6 +28,7 @@ enum spindle_fault_point {
 enum spindle_fault_action {
 	SPINDLE_FAULT_SILENT,		/* nothing more leaves it */
 	SPINDLE_FAULT_DIE,		/* silent, then its connections drop */
+	SPINDLE_FAULT_STALL,		/* silent for stall_ms, then goes on */
 	SPINDLE_FAULT_NACTIONS,
 };
 
@@ -36,6 +38,7 @@ enum spindle_fault_action {
 struct spindle_fault {
 	u32 point;			/* enum spindle_fault_point */
 	u32 action;			/* enum spindle_fault_action */
+	u32 stall_ms;			/* STALL: for how long */
 	bool reached;			/* fires on the next pass */
 	bool fired;
 	bool dropped;			/* DIE: the connections went down */

@@ -3,15 +3,16 @@
 # The test bed's own promises (runs on the host; scripts/check's "testbed"
 # suite): a guest whose command fails fails the run and is named; --kill
 # hard-kills a guest without failing the run, at a time counted from its
-# command's start or from a barrier every guest reached; guests see each
-# other and nothing else; the splat scanner catches kernel reports, not user output.
+# command's start or from a barrier every guest reached; --partition cuts
+# guests off from the others, both ways; guests see each other and nothing
+# else; the splat scanner catches kernel reports, not user output.
 #   selftests/host/testbed.sh [OUTDIR]     prints KTAP
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/lib/ktap.sh
 OUT=${1:-build/testbed}
 rm -rf "$OUT"
 mkdir -p "$OUT"
-ktap_plan 7
+ktap_plan 8
 
 scripts/vmcluster -n 2 --no-module --timeout 120 --out "$OUT/fail" -- \
 	sh -c '[ "$SPINDLE_NODE" != 1 ]' >"$OUT/fail.log" 2>&1
@@ -43,6 +44,22 @@ line=$(grep 'node 1: killed' "$OUT/killmark.log")
 ktap_diag "--kill 1@go+1: exit $rc; ${line:-not killed}"
 ktap_check "kill_counts_from_a_barrier" sh -c "[ $rc = 0 ] && [ ! -e '$OUT/killmark/node1/too_late' ] &&
 	echo '$line' | grep -Eq 'killed ([4-9]|[1-9][0-9])\.[0-9] s after its command started \(1\.[0-9] s after barrier go\)'"
+
+# --partition K@BARRIER+T: guest 2 cut off a second after the barrier;
+# then 0 and 1 still reach each other, and nobody reaches across
+scripts/vmcluster -n 3 --no-module --timeout 120 --partition 2@go+1 --out "$OUT/part" -- \
+	sh -c '. selftests/lib/spindle.sh
+	       barrier go || exit 1
+	       sleep 3
+	       reach() { ping -c 2 -W 1 -i 0.3 "10.77.0.$(($1 + 1))" >/dev/null; }
+	       case $SPINDLE_NODE in
+	       0) reach 1 && ! reach 2 ;;
+	       1) reach 0 && ! reach 2 ;;
+	       2) ! reach 0 && ! reach 1 ;;
+	       esac' >"$OUT/part.log" 2>&1
+rc=$?
+ktap_diag "--partition 2@go+1: exit $rc; $(grep 'cut off\|FAILED' "$OUT/part.log" | tr '\n' ' ')"
+ktap_check "partition_cuts_both_ways" sh -c "[ $rc = 0 ] && grep -q 'nodes 2 cut off' '$OUT/part.log'"
 
 printf '[    1.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2\n' >"$OUT/splat.log"
 printf 'WARNING: this line was printed by a program\n[    2.0] spindle: module verification failed: signature and/or required key missing - tainting kernel\n' >"$OUT/clean.log"

@@ -39,6 +39,15 @@
 #   others must take it out again in a view of just them (issue 16 F1:
 #   they suspected only members of the installed view, and waited for its
 #   drained and ready for ever);
+#   a partition of five guests into three and two (the switch puts the
+#   two on a VLAN of their own: vmcluster --partition): the two, with no
+#   majority, stop with EIO and form no view; the three go on in view 2;
+#   a false suspicion: a live guest stops (the fault "now stall") for
+#   twice suspect_ms with its connections up; the others take it out in
+#   view 2; when it goes on it must find itself out (its streams end with
+#   an error, no later view, nothing delivered that the others did not
+#   deliver in view 1), then come back as a new incarnation in view 3,
+#   with the checks of a rejoin;
 #   a hostile guest (not killed) that starts writing garbage into its
 #   peers' memory through their keys: counters back to 0, a row naming
 #   strangers, message lengths over the maximum, null counts over the
@@ -92,7 +101,9 @@ leader_dies_after_commit:4:8:fault/0/committed/die
 member_silent_after_echo:4:8:fault/2/echoed/silent
 member_dies_drained:4:8:fault/3/drained/die
 member_dies_ready:4:8:fault/1/ready/die
-joiner_dies_after_the_commit:3:7:rejoin_fault/drained/die"
+joiner_dies_after_the_commit:3:7:rejoin_fault/drained/die
+false_suspicion_member3:3:7:suspect false_suspicion_leader0:0:7:suspect
+partition_two_of_five:3,4:8:partition partition_leader_in_minority:0,1:8:partition"
 optional="stall_member2:2:6:stall"	# only when VIEWS_ONLY names it
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios $optional; do
@@ -224,44 +235,49 @@ check_no_change() {
 }
 
 check_rejoin() {	# DIR NODE
-	local d=$1 x=$2 k ok=1 f
+	local d=$1 x=$2 k ok=1 f r t t2 ids surv=()
 	for k in 0 1 2 3; do
+		[ "$k" != "$x" ] && surv+=("$k")
 		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
 			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null)"
 			why "$d" "$k"
 			ok=0
 		fi
 	done
-	for k in 0 1 2; do
-		[ "$k" = "$x" ] && continue
-		if ! grep -qx 'view 2 0,1,2' "$d/node$k/sg0.log" ||
+	ids=$(IFS=,; echo "${surv[*]}")
+	for k in "${surv[@]}"; do
+		if ! grep -qx "view 2 $ids" "$d/node$k/sg0.log" ||
 		   ! grep -qx 'view 3 0,1,2,3' "$d/node$k/sg0.log"; then
-			echo "# node $k: its log lacks 'view 2 0,1,2' then 'view 3 0,1,2,3'"
+			echo "# node $k: its log lacks 'view 2 $ids' then 'view 3 0,1,2,3'"
 			ok=0
 		fi
-		if ! cmp -s "$d/node0/sg0.log" "$d/node$k/sg0.log"; then
-			echo "# subgroup 0: node $k's log differs from node 0's"
+		if ! cmp -s "$d/node${surv[0]}/sg0.log" "$d/node$k/sg0.log"; then
+			echo "# subgroup 0: node $k's log differs from node ${surv[0]}'s"
 			ok=0
 		fi
 		t=$(sed -n 's/.*view 3 installed: .* after \([0-9]*\) ms.*/\1/p' "$d/node$k/dmesg.txt")
-		echo "# node $k: view 3 (the join) installed ${t:-never} ms after its change began"
+		t2=$(sed -n 's/.*view 2 installed: .* after \([0-9]*\) ms.*/\1/p' "$d/node$k/dmesg.txt")
+		echo "# node $k: view 2 installed ${t2:-never} ms, view 3 (the join) ${t:-never} ms after its change began"
 	done
 	# what the new incarnation delivered: everything the others delivered
-	# from view 3 on (its record may come before its reader started)
+	# from view 3 on (its record may come before its reader started);
+	# subgroup 5 has every guest but 0
+	r=${surv[0]}
+	[ "$r" = 0 ] && r=${surv[1]}
 	for f in sg0 sg5; do
-		k=1
-		if ! cmp -s <(seg "$d/node$k/$f.log" 2 | grep -v '^view' | sort) \
+		[ $f = sg5 ] && [ "$x" = 0 ] && continue
+		if ! cmp -s <(seg "$d/node$r/$f.log" 2 | grep -v '^view' | sort) \
 			    <(grep -v '^view' "$d/node$x/$f.rejoin.log" | sort); then
-			echo "# $f: node $x's deliveries after its join differ from node $k's in view 3"
+			echo "# $f: node $x's deliveries after its join differ from node $r's in view 3"
 			ok=0
 		fi
 		if [ "$(grep -vc '^view' "$d/node$x/$f.rejoin.log" 2>/dev/null)" -eq 0 ] 2>/dev/null; then
 			echo "# $f: node $x delivered nothing after joining"
 			ok=0
 		fi
-		echo "# $f: node $x delivered $(grep -vc '^view' "$d/node$x/$f.rejoin.log") messages after joining; node $k $(seg "$d/node$k/$f.log" 2 | wc -l) in view 3"
+		echo "# $f: node $x delivered $(grep -vc '^view' "$d/node$x/$f.rejoin.log") messages after joining; node $r $(seg "$d/node$r/$f.log" 2 | wc -l) in view 3"
 	done
-	if ! cmp -s <(seg "$d/node1/sg0.log" 2) <(grep -v '^view' "$d/node$x/sg0.rejoin.log"); then
+	if ! cmp -s <(seg "$d/node$r/sg0.log" 2) <(grep -v '^view' "$d/node$x/sg0.rejoin.log"); then
 		echo "# sg0: node $x's ordered deliveries after its join are not in the others' order"
 		ok=0
 	fi
@@ -269,6 +285,48 @@ check_rejoin() {	# DIR NODE
 	f=$(grep -vc '^view' "$d/node$x/sg6.rejoin.log" 2>/dev/null)
 	echo "# sg6: node $x delivered ${f:-no} messages on its own after joining"
 	[ "${f:-0}" -gt 0 ] || ok=0
+	[ $ok = 1 ]
+}
+
+# check_false_suspicion DIR NODE: NODE stopped, alive, for longer than
+# suspect_ms and was taken out: it went on afterwards, found itself out,
+# its first incarnation's streams ended with an error and delivered no
+# later view and nothing the others did not deliver in view 1; then it
+# came back as a new incarnation (check_rejoin)
+check_false_suspicion() {
+	local d=$1 x=$2 ok=1 f k s0 got line rc0 rc5
+	check_fault "$d" "$x" now || ok=0
+	for line in "goes on after" "this member stops"; do
+		f=$(grep -m1 "$line" "$d/node$x/dmesg.txt" 2>/dev/null)
+		echo "# node $x: ${f:-no line '$line'}"
+		[ -n "$f" ] || ok=0
+	done
+	read -r rc0 rc5 <"$d/node$x/first.rc" 2>/dev/null
+	if [ "${rc0:-0}" = 0 ] || [ "${rc5:-0}" = 0 ]; then
+		echo "# node $x: its first streams ended with exit ${rc0:-?} ${rc5:-?}: it was never taken out"
+		ok=0
+	fi
+	for f in sg0 sg5; do
+		[ $f = sg5 ] && [ "$x" = 0 ] && continue	# (not in subgroup 5)
+		s0=
+		for k in 0 1 2 3; do
+			[ "$k" != "$x" ] && [ -f "$d/node$k/$f.log" ] && { s0=$k; break; }
+		done
+		if grep -q '^view' "$d/node$x/$f.log"; then
+			echo "# $f: node $x's first incarnation delivered a view record"
+			ok=0
+		fi
+		got=$(grep -v '^view' "$d/node$x/$f.log" | sort)
+		if [ -z "$got" ] || [ -z "$s0" ]; then
+			echo "# $f: node $x's first incarnation delivered nothing to check"
+			ok=0
+		elif [ -n "$(comm -23 <(echo "$got") <(seg "$d/node$s0/$f.log" 0 | sort) | head -n 1)" ]; then
+			echo "# $f: node $x delivered messages the others did not deliver in view 1"
+			ok=0
+		fi
+		echo "# $f: node $x's first incarnation delivered $(echo "$got" | grep -c .); node $s0 $(seg "$d/node$s0/$f.log" 0 | wc -l) in view 1"
+	done
+	check_rejoin "$d" "$x" || ok=0
 	[ $ok = 1 ]
 }
 
@@ -335,9 +393,12 @@ why() {
 	done
 }
 
-check_minority() {	# DIR
+# check_minority DIR NODE...: the NODEs, with no majority, stopped with
+# EIO, said why, and formed no view
+check_minority() {
 	local d=$1 k ok=1
-	for k in 0 1; do
+	shift
+	for k in "$@"; do
 		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" = 0 ]; then
 			echo "# node $k: spindle-bw succeeded without a majority"
 			ok=0
@@ -355,8 +416,20 @@ check_minority() {	# DIR
 			ok=0
 		fi
 	done
-	grep 'this member stops' "$d/node0/dmesg.txt" | sed 's/^/# node 0: /'
+	grep 'this member stops' "$d/node$1/dmesg.txt" | sed "s/^/# node $1: /"
 	[ $ok = 1 ]
+}
+
+# check_partition DIR NODE...: the NODEs were cut off from the others, a
+# majority: they stopped (check_minority) and the others went on without
+# them (check_survivors: what they delivered, the others did in view 1)
+check_partition() {
+	local d=$1 line
+	shift
+	line=$(grep -m1 'cut off from the others' "$d.log")
+	echo "# ${line:-nobody was cut off}"
+	[ -n "$line" ] || return 1
+	check_minority "$d" "$@" && check_survivors "$d" "$@"
 }
 
 # check_foreign_key DIR H: hostile mode 8 wrote to member T with the key T
@@ -413,6 +486,17 @@ for sc in $scenarios; do
 		judge "$name" check_fault_run "$fnode" "$fpoint" ${victims//,/ } "$fnode"
 		continue
 	fi
+	if [ "$hmode" = partition ]; then
+		# VICTIMS cut off from the others AT s into the streams
+		NODES=5
+		echo "# $name: nodes $victims cut off from the others $at s into the streams"
+		d=$OUT/$name
+		scripts/vmcluster -n $NODES --timeout $((SECS + SLACK)) --out "$d" \
+			--partition "$victims@views_streams+$at" \
+			-- selftests/views-guest "$SECS" >"$d.log" 2>&1
+		judge "$name" check_partition "$d" ${victims//,/ }
+		continue
+	fi
 	if [ "${hmode%%/*}" = rejoin_fault ]; then
 		# rejoin_fault/POINT/ACTION: the new incarnation fails at POINT
 		IFS=/ read -r _ fpoint faction <<<"$hmode"
@@ -433,6 +517,9 @@ for sc in $scenarios; do
 		hostile=(rejoin "$victims" "$at" 3000)
 		hmode=rejoin
 		echo "# $name: node $victims leaves at $at s and starts again; rows reach it 3 s late"
+	elif [ "$hmode" = suspect ]; then
+		hostile=(suspect "$victims" "$at")
+		echo "# $name: node $victims stops at $at s for twice suspect_ms, alive; taken out, it must come back"
 	elif [ "$hmode" = stall ]; then
 		kills=(--pause "$victims@views_streams+$at:$STALL_MS")
 		echo "# $name: node $victims stalls for $STALL_MS ms $at s into the streams (suspect_ms is longer)"
@@ -446,6 +533,8 @@ for sc in $scenarios; do
 	d=$OUT/$name
 	secs=$SECS
 	[ "$hmode" = rejoin ] && secs=$((SECS + 8))
+	# the stall (twice suspect_ms) comes before its restart
+	[ "$hmode" = suspect ] && secs=$((SECS + 12))
 	scripts/vmcluster -n 4 --timeout $((secs + SLACK)) --out "$d" "${kills[@]}" \
 		-- selftests/views-guest "$secs" "${hostile[@]}" >"$d.log" 2>&1
 	rc=$?
@@ -455,6 +544,10 @@ for sc in $scenarios; do
 	fi
 	if [ "$hmode" = rejoin ]; then
 		judge "$name" check_rejoin "$d" "$victims"
+		continue
+	fi
+	if [ "$hmode" = suspect ]; then
+		judge "$name" check_false_suspicion "$d" "$victims"
 		continue
 	fi
 	if [ -n "$hmode" ]; then
@@ -480,7 +573,7 @@ for sc in $scenarios; do
 		fi
 	fi
 	if [ "$victims" = "2,3" ]; then
-		judge "$name" check_minority "$d"
+		judge "$name" check_minority "$d" 0 1
 	else
 		[ $rc = 0 ] || tail -n 8 "$d.log" | sed 's/^/# /'
 		judge "$name" survivors_and "$rc" $victims
