@@ -40,8 +40,12 @@
 #   they suspected only members of the installed view, and waited for its
 #   drained and ready for ever);
 #   a partition of five guests into three and two (the switch puts the
-#   two on a VLAN of their own: vmcluster --partition): the two, with no
-#   majority, stop with EIO and form no view; the three go on in view 2;
+#   two on a VLAN of their own: vmcluster --partition), once with the
+#   leader among the two, and of seven into four and three: the side with
+#   no majority stops with EIO and forms no view, the other goes on in
+#   view 2;
+#   a leader cascade: the leader is killed, and the next one dies right
+#   after it proposed (five guests): the three left install their view;
 #   a false suspicion: a live guest stops (the fault "now stall") for
 #   twice suspect_ms with its connections up; the others take it out in
 #   view 2; when it goes on it must find itself out (its streams end with
@@ -103,7 +107,9 @@ member_dies_drained:4:8:fault/3/drained/die
 member_dies_ready:4:8:fault/1/ready/die
 joiner_dies_after_the_commit:3:7:rejoin_fault/drained/die
 false_suspicion_member3:3:7:suspect false_suspicion_leader0:0:7:suspect
-partition_two_of_five:3,4:8:partition partition_leader_in_minority:0,1:8:partition"
+partition_two_of_five:3,4:8:partition/5 partition_leader_in_minority:0,1:8:partition/5
+partition_three_of_seven:4,5,6:8:partition/7
+leader_cascade:0:8:fault/1/proposed/die"
 optional="stall_member2:2:6:stall"	# only when VIEWS_ONLY names it
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios $optional; do
@@ -486,9 +492,10 @@ for sc in $scenarios; do
 		judge "$name" check_fault_run "$fnode" "$fpoint" ${victims//,/ } "$fnode"
 		continue
 	fi
-	if [ "$hmode" = partition ]; then
-		# VICTIMS cut off from the others AT s into the streams
-		NODES=5
+	if [ "${hmode%%/*}" = partition ]; then
+		# partition/N: N guests, VICTIMS cut off from the others AT s
+		# into the streams
+		NODES=${hmode#*/}
 		echo "# $name: nodes $victims cut off from the others $at s into the streams"
 		d=$OUT/$name
 		scripts/vmcluster -n $NODES --timeout $((SECS + SLACK)) --out "$d" \
