@@ -188,7 +188,8 @@ void spindle_fault_init(struct spindle_group *g)
 	kernel_param_lock(THIS_MODULE);
 	strscpy(buf, fault_new_groups ? fault_new_groups : "", sizeof(buf));
 	kernel_param_unlock(THIS_MODULE);
-	if (!buf[0])
+	/* "echo >" leaves a newline: nothing armed, as for "" */
+	if (!*strim(buf))
 		return;
 	if (spindle_fault_parse(buf, &point, &action, &stall_ms)) {
 		pr_warn("group %u: fault_new_groups: want \"POINT silent|die|stall MS\" or \"off\"\n",

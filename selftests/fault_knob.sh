@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The phase-exact fault knob (kmod/fault.c, debugfs group<ID>/fault and
+# the module parameter fault_new_groups) is a root-only test knob, but its
+# input is checked like any other: bad input is EINVAL and one log line,
+# a second arm EBUSY; and a stall ends: a group that stalled goes on.
+. selftests/lib/ktap.sh
+. selftests/lib/spindle.sh
+
+spindle_load || exit 1
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+ME=$(echo "${SPINDLE_ADDRS:-127.0.0.1}" | cut -d' ' -f$((${SPINDLE_NODE:-0} + 1)))
+D=${SPINDLE_OUT:-/tmp}/fault
+mkdir -p "$D"
+CFG=$D/g73.conf
+printf '%s\n' "group 73" "self 0" "member 0 $ME:7603" \
+	"subgroup 0 members all senders all window 8 max_msg 64" >"$CFG"
+F=/sys/kernel/debug/spindle/group73/fault
+P=/sys/module/spindle/parameters/fault_new_groups
+
+ktap_plan 8
+build/bin/spindlectl up "$CFG" >/dev/null || exit 1
+
+# arm STRING: write it to the knob; prints the write's error, or "ok"
+arm() {
+	local err
+	err=$( { printf '%s' "$1" >"$F"; } 2>&1) && { echo ok; return; }
+	echo "${err##*: }"
+}
+
+bad=0
+dmesg -C
+for s in " " "soon die" "now" "now explode" "now silent 5" "now stall" \
+	 "now stall 0" "now stall 600001" "now stall -1" "now stall 12x" \
+	 "off now" "drained die die"; do
+	r=$(arm "$s")
+	ktap_diag "'$s': $r"
+	[ "$r" = "Invalid argument" ] || bad=1
+done
+ktap_check "bad_input_is_einval" test $bad = 0
+ktap_check "bad_input_is_logged" sh -c "[ \$(dmesg | grep -c 'group 73: fault: want') = 12 ]"
+ktap_check "nothing_armed_by_bad_input" grep -qx off "$F"
+
+r=$(arm "now stall 300")
+ktap_diag "'now stall 300': $r; reads '$(cat "$F")'"
+ktap_check "stall_arms" test "$r" = ok
+ktap_check "second_arm_is_ebusy" test "$(arm "ready die")" = "Device or resource busy"
+sleep 2
+ktap_diag "after 2 s: '$(cat "$F")'; $(dmesg | grep 'fault injection' | tr '\n' ' ')"
+ktap_check "stall_fires_and_ends" sh -c "grep -qx 'now stall 300 (fired)' '$F' &&
+	dmesg | grep -q 'member 0 goes stall at now' &&
+	dmesg | grep -q 'member 0 goes on after 300 ms'"
+ktap_check "group_goes_on_after_a_stall" sh -c "build/bin/spindlectl show 73 | grep -q 'group 73: active'"
+build/bin/spindlectl down 73 >/dev/null
+
+# fault_new_groups: bad text is logged when a group comes up, unarmed
+echo "now stall" >"$P"
+build/bin/spindlectl up "$CFG" >/dev/null || exit 1
+echo "" >"$P"
+ktap_diag "fault_new_groups 'now stall': $(dmesg | grep 'fault_new_groups' | tail -n 1)"
+ktap_check "bad_parameter_is_logged_not_armed" sh -c "dmesg | grep -q 'group 73: fault_new_groups: want' &&
+	grep -qx off '$F' && build/bin/spindlectl show 73 | grep -q 'group 73: active'"
+build/bin/spindlectl down 73 >/dev/null
+spindle_unload
+ktap_finish
