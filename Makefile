@@ -11,6 +11,8 @@
 #   make modules    the module for every supported kernel that is installed
 #   make unit       host unit tests of the protocol core (ASan + UBSan)
 #   make stress-views  rounds of the hostile view changes (ROUNDS=20)
+#   make fuzz-views  the simulated view changes under random compound
+#                   failures, at length (SCHEDULES=100000, FUZZ_SEED=1)
 #   make siw        soft-iWARP for KVER, which Debian does not ship (the
 #                   guests check that an iWARP device is refused)
 #
@@ -59,7 +61,7 @@ BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat $(BIN)/spindle-counter
 
 .PHONY: all module modules userspace selftests unit check check-debug clean help print-kdir \
-	print-ko lint bench install uninstall stress-views unit-bins siw
+	print-ko lint bench install uninstall stress-views fuzz-views unit-bins siw
 
 all: module userspace selftests
 
@@ -136,6 +138,10 @@ clean:
 # guest (ROUNDS=, STRESS_SEED=; SPINDLE_VM_KERNEL= for a debug kernel)
 stress-views: all
 	selftests/host/stress-views.sh $(or $(ROUNDS),20)
+
+# the unit stage runs 10^4 schedules; this runs more, with no time limit
+fuzz-views: $(UNIT)/test_vc_fuzz
+	KTAP_TIMEOUT_S=0 FUZZ_SCHEDULES=$(or $(SCHEDULES),100000) $(UNIT)/test_vc_fuzz
 
 siw:
 	@test -n '$(KVER)' || { echo 'make: no kernel to build for (scripts/setup)'; exit 1; }

@@ -645,6 +645,28 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 	spindle_group_move(g, SPINDLE_GROUP_ACTIVE);
 }
 
+/*
+ * Members of the view about to run that the drained and ready waits
+ * skipped (suspected): they may still be in the old view, so nothing of
+ * the new one may land in their memory, nor theirs in ours.  Their
+ * connections go down; the next change takes them out.
+ */
+static void spindle_vc_fence(void *ctx, sp_mask_t fenced)
+{
+	struct spindle_group *g = ctx;
+	u32 i;
+
+	for (i = 0; i < g->cfg.nmembers; i++) {
+		struct spindle_peer *peer = g->peers[i];
+
+		if (i == g->me || !sp_mask_has(fenced, i) || !peer || !peer->kc)
+			continue;
+		pr_info("group %u: member %u is suspected as view %llu begins: cut off\n",
+			g->id, peer->id, g->vc.view);
+		spindle_conn_down(peer->kc, "suspected as the view began");
+	}
+}
+
 static void spindle_vc_fail(void *ctx, const char *why)
 {
 	struct spindle_group *g = ctx;
@@ -690,6 +712,7 @@ static const struct sp_vc_ops spindle_vc_ops = {
 	.apply_trim = spindle_vc_apply,
 	.drain = spindle_vc_drain,
 	.reset = spindle_vc_reset,
+	.fence = spindle_vc_fence,
 	.install = spindle_vc_install,
 	.fail = spindle_vc_fail,
 	.hold = spindle_vc_hold,

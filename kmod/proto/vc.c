@@ -462,6 +462,9 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 		wr(vc, &mine->suspects, vc->suspects);
 		wr(vc, &mine->joins, 0);
 		vc->phase = SP_VC_NORMAL;
+		/* the waits skipped them: they may still be in the old view */
+		if (vc->members & (vc->suspects | vc->local_suspects))
+			ops->fence(ctx, vc->members & (vc->suspects | vc->local_suspects));
 		ops->install(ctx, vc->view, vc->members);
 		return 1;
 	case SP_VC_JOINING:

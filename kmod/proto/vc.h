@@ -20,7 +20,10 @@
  *   COMMITTED	deliver up to the trim, then the view record; drain our writes
  *		of the old view (abandoning the members that go);
  *   DRAINED	wait until everyone who stays has drained; reset memory;
- *   READY	wait until everyone is reset; install the view: NORMAL.
+ *   READY	wait until everyone is reset; cut off the members the drained
+ *		and ready waits skipped (suspected: they may still be in the
+ *		old view, and its writes and the new view's must not meet);
+ *		install the view: NORMAL.  The next change takes them out.
  *   JOINING	a member that is not in any view: it waits for a commit that
  *		lets it in, then drains (nothing) and resets like the others.
  *   FAILED	no majority, or this member was taken out: it stops.
@@ -69,6 +72,13 @@ struct sp_vc_ops {
 	 * delivered messages of the old view are still held
 	 */
 	int (*reset)(void *ctx, u64 view, sp_mask_t members);
+	/*
+	 * members of the view about to run that the drained and ready waits
+	 * skipped (suspected): they may not have reset, so nothing of the new
+	 * view may reach them; cut them off before install (the next change
+	 * takes them out)
+	 */
+	void (*fence)(void *ctx, sp_mask_t fenced);
 	/* the view runs */
 	void (*install)(void *ctx, u64 view, sp_mask_t members);
 	/* this member leaves the group: @why */

@@ -72,6 +72,7 @@ struct sim_node {
 	u64 released;
 	int lazy;		/* release only now and then */
 	int dead;		/* killed: no passes, no writes in or out */
+	int frozen;		/* stalled: no passes, its NIC works on */
 	u64 writes;		/* writes this node posted */
 	/* views */
 	struct sp_vc vc;
@@ -94,6 +95,7 @@ struct sim {
 	int hold_blocks;	/* % of emits told to hold the block back */
 	int max_batch;		/* producer batch */
 	int views;		/* nodes run the view change */
+	u8 cut[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b are lost */
 };
 
 static inline u64 sim_rand(struct sim *s)
@@ -289,7 +291,7 @@ static inline void sim_exec(struct sim *s, u32 a, u32 b)
 	struct sim_wr *w = &q->wr[q->head % SIM_QCAP];
 	struct sim_node *src = &s->node[a], *dst = &s->node[b];
 
-	if (dst->dead) {		/* nothing lands at a dead node */
+	if (dst->dead || s->cut[a][b]) {	/* nothing lands: dead, or cut off */
 		free(w->snap);
 		q->head++;
 		return;
@@ -405,11 +407,13 @@ static inline int sim_pass(struct sim *s, u32 i)
 	if (nd->failed)
 		return s->views ? sim_vc_push(s, i) : 0;
 	/*
-	 * No view yet, or the old one drained and the new one not set up: the
-	 * engine is stale and must neither read nor write.
+	 * No view yet, or the old one drained and the new one not running
+	 * (as spindle_view_engines_run()): the engine must neither read nor
+	 * write.
 	 */
 	if (s->views && (nd->vc.phase == SP_VC_JOINING ||
-			 nd->vc.phase == SP_VC_DRAINED))
+			 nd->vc.phase == SP_VC_DRAINED ||
+			 nd->vc.phase == SP_VC_READY))
 		return sim_vc_pass(s, i) + sim_vc_push(s, i);
 	ret = sp_sg_receive(sg);
 	if (ret < 0) {
@@ -499,10 +503,10 @@ static inline long sim_run(struct sim *s, long max_rounds)
 		int work = 0;
 
 		for (i = 0; i < s->n; i++)
-			if (!s->node[i].dead)
+			if (!s->node[i].dead && !s->node[i].frozen)
 				sim_produce(s, i);
 		for (i = 0; i < s->n; i++) {
-			int w = s->node[i].dead ? 0 : sim_pass(s, i);
+			int w = s->node[i].dead || s->node[i].frozen ? 0 : sim_pass(s, i);
 
 			if (w < 0)
 				return w;

@@ -175,6 +175,30 @@ static int simvc_reset(void *c, u64 view, sp_mask_t members)
 	return 0;
 }
 
+/* members the waits skipped: their connections to this node go down */
+static void simvc_fence(void *c, sp_mask_t fenced)
+{
+	u32 x;
+	SIMVC(c);
+
+	(void)sg;
+	for (x = 0; x < s->n; x++) {
+		struct sim_q *q = &s->q[i][x];
+
+		if (!sp_mask_has(fenced, x))
+			continue;
+		if (getenv("SIM_TRACE"))
+			fprintf(stderr, "node %u fences %u\n", i, x);
+		s->cut[i][x] = 1;
+		s->cut[x][i] = 1;
+		while (q->head != q->tail) {
+			free(q->wr[q->head % SIM_QCAP].snap);
+			q->head++;
+		}
+	}
+	(void)nd;
+}
+
 /* a joiner applied no trim: its view record comes here */
 static void simvc_install(void *c, u64 view, sp_mask_t members)
 {
@@ -204,6 +228,7 @@ static const struct sp_vc_ops simvc_ops = {
 	.apply_trim = simvc_apply,
 	.drain = simvc_drain,
 	.reset = simvc_reset,
+	.fence = simvc_fence,
 	.install = simvc_install,
 	.fail = simvc_fail,
 };

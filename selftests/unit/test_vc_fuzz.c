@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Random schedules of compound failures on the simulated cluster, with
+ * failure detection done as the module does it (kmod/view.c,
+ * spindle_detect()): every member bumps a heartbeat in its row and pushes
+ * it; a member in scope (sp_vc_scope(): the view's, and the next view's
+ * once a change is committed) whose heartbeat stood still for SUSPECT
+ * rounds is suspected; a broken connection is noticed by each peer after
+ * a delay of its own, or never (then only the heartbeat tells); a member
+ * that installs a view without someone tears its connections to it down.
+ *
+ * Each schedule: 3 to 7 members, ordered, every member sends; one to
+ * four events at random rounds, each one of
+ *   kill       a member dies (of the writes it had posted, a prefix lands);
+ *   stall      a live member stops for 2-3 x SUSPECT rounds while its NIC
+ *              goes on (a false suspicion: the others take it out, and it
+ *              must find itself out and stop);
+ *   partition  the links between a random minority and the rest lose
+ *              every write from then on, both ways;
+ *   restart    a dead or stopped member that no view holds any more comes
+ *              back as a new incarnation and asks to join (half the time
+ *              when there is one, and no partition).
+ * Checked, for every schedule:
+ *   - no member ever rejects a write or a row (the engine's and the row
+ *     checks: a live member is never taken for hostile);
+ *   - liveness: the live members that did not stop all end in the same
+ *     view, of exactly them, not in the middle of a change, within
+ *     MAX_ROUNDS;
+ *   - agreement: two of them delivered the same messages in the same
+ *     order (view records included) from the later of their first views;
+ *   - nothing taken back: what a member that died or stopped delivered,
+ *     from its first view on, is a prefix of what a member that has been
+ *     there since then delivered;
+ *   - with kills of fewer than half the members and nothing else, nobody
+ *     stopped.
+ * FUZZ_SCHEDULES=N (default 10000), FUZZ_SEED=S (the first seed, default 1);
+ * `make fuzz-views` runs the long one.  A failing schedule prints its seed:
+ * FUZZ_SEED=seed FUZZ_SCHEDULES=1 SIM_TRACE=1 replays it.
+ */
+#include "sim.h"
+#include "../ktap.h"
+
+#define HB_ROUNDS	8	/* a heartbeat every this many rounds */
+#define SUSPECT		120	/* rounds of silence before a suspicion */
+#define LOST_MAX	60	/* a broken connection is noticed within this */
+#define MAX_ROUNDS	40000
+#define SETTLED		(3 * SUSPECT)	/* rounds with nothing changing */
+#define NEVER		(-1L)
+
+enum fuzz_event { EV_KILL, EV_STALL, EV_PARTITION, EV_RESTART, EV_KINDS };
+
+static const char *const fuzz_event_name[EV_KINDS] = {
+	"kill", "stall", "partition", "restart",
+};
+
+/* what one node knows of the others' liveness */
+struct fuzz_det {
+	u64 hb_seen[SIM_MAX_NODES];	/* last heartbeat read */
+	u64 inc_seen[SIM_MAX_NODES];
+	long hb_round[SIM_MAX_NODES];	/* when it last changed */
+	long lost_at[SIM_MAX_NODES];	/* connection noticed broken, or NEVER */
+	sp_mask_t scope;
+	u64 view;			/* the view it last installed */
+	sp_mask_t members;
+	long frozen_until;
+	u64 first_view;			/* of this incarnation's log */
+};
+
+struct fuzz {
+	struct sim s;
+	struct fuzz_det det[SIM_MAX_NODES];
+	long round;
+	u64 seed;
+	int kinds;			/* events that happened, as bits */
+	u32 kills;
+	char what[160];			/* the schedule, for the log */
+};
+
+static const u32 senders[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+
+static bool live(const struct fuzz *f, u32 i)
+{
+	return !f->s.node[i].dead && !f->s.node[i].failed;
+}
+
+/* node @b notices its connection to @x broke, after a delay or never */
+static void fuzz_lose(struct fuzz *f, u32 b, u32 x)
+{
+	long *at = &f->det[b].lost_at[x];
+
+	if (*at != NEVER)
+		return;
+	if (sim_below(&f->s, 3) == 0)
+		return;		/* only its heartbeat will tell */
+	*at = f->round + 1 + (long)sim_below(&f->s, LOST_MAX);
+}
+
+/* the connection between @a and @b goes down: nothing more passes */
+static void fuzz_cut(struct fuzz *f, u32 a, u32 b)
+{
+	f->s.cut[a][b] = 1;
+	f->s.cut[b][a] = 1;
+	fuzz_lose(f, a, b);
+	fuzz_lose(f, b, a);
+}
+
+/* drop every write queued between @k and anyone */
+static void fuzz_flush(struct fuzz *f, u32 k)
+{
+	struct sim *s = &f->s;
+	u32 b;
+
+	for (b = 0; b < s->n; b++) {
+		struct sim_q *q[2] = { &s->q[k][b], &s->q[b][k] };
+		int d;
+
+		for (d = 0; d < 2; d++)
+			while (q[d]->head != q[d]->tail) {
+				free(q[d]->wr[q[d]->head % SIM_QCAP].snap);
+				q[d]->head++;
+			}
+	}
+}
+
+/* a heartbeat in my row; pushed unless a change of it waits to go out */
+static void fuzz_heartbeat(struct fuzz *f, u32 i)
+{
+	struct sim_node *nd = &f->s.node[i];
+	struct sp_row_hdr *mine = &nd->rows[i];
+	u32 b;
+
+	mine->heartbeat = cpu_to_le64(le64_to_cpu(mine->heartbeat) + 1);
+	if (nd->vc.row_ver != nd->pushed_row)
+		return;		/* sim_vc_push() sends it with the change */
+	for (b = 0; b < f->s.n; b++)
+		if (b != i && !f->s.node[b].dead)
+			sim_post(&f->s, i, b, SIM_WR_ROW, 0, sizeof(*mine), mine);
+}
+
+/* spindle_detect(), one node, one round */
+static void fuzz_detect(struct fuzz *f, u32 i)
+{
+	struct sim_node *nd = &f->s.node[i];
+	struct fuzz_det *d = &f->det[i];
+	sp_mask_t scope = sp_vc_scope(&nd->vc);
+	u32 m;
+
+	for (m = 0; m < f->s.n; m++) {
+		const struct sp_row_hdr *r = &nd->rows[m];
+
+		if (m == i)
+			continue;
+		if (sp_mask_has(scope & ~d->scope, m) ||
+		    le64_to_cpu(r->heartbeat) != d->hb_seen[m] ||
+		    le64_to_cpu(r->incarnation) != d->inc_seen[m]) {
+			d->hb_round[m] = f->round;
+			d->hb_seen[m] = le64_to_cpu(r->heartbeat);
+			d->inc_seen[m] = le64_to_cpu(r->incarnation);
+		}
+		if (!sp_mask_has(scope, m) || sp_mask_has(nd->vc.local_suspects, m))
+			continue;
+		if ((d->lost_at[m] != NEVER && f->round >= d->lost_at[m]) ||
+		    f->round - d->hb_round[m] > SUSPECT) {
+			if (getenv("SIM_TRACE"))
+				fprintf(stderr, "round %ld: node %u suspects %u\n",
+					f->round, i, m);
+			sp_vc_local_suspect(&nd->vc, m);
+		}
+	}
+	d->scope = scope;
+}
+
+/* a node installed a view: it drops its connections to those it left out */
+static void fuzz_installs(struct fuzz *f, u32 i)
+{
+	struct sim_node *nd = &f->s.node[i];
+	struct fuzz_det *d = &f->det[i];
+	u32 x;
+
+	if (nd->vc.phase != SP_VC_NORMAL || nd->vc.view == d->view)
+		return;
+	for (x = 0; x < f->s.n; x++)
+		if (x != i && sp_mask_has(d->members, x) && !sp_mask_has(nd->vc.members, x))
+			fuzz_cut(f, i, x);
+	if (!d->view)
+		d->first_view = nd->vc.view;	/* a joiner's first */
+	d->view = nd->vc.view;
+	d->members = nd->vc.members;
+}
+
+/* "EVENT NODE@ROUND" (or a mask) in the schedule's description */
+static void fuzz_note(struct fuzz *f, const char *ev, u32 who)
+{
+	size_t len = strlen(f->what);
+
+	snprintf(f->what + len, sizeof(f->what) - len, " %s %#x@%ld", ev, who, f->round);
+}
+
+static void fuzz_kill(struct fuzz *f, u32 k)
+{
+	u32 b;
+
+	sim_kill(&f->s, k);
+	for (b = 0; b < f->s.n; b++)
+		if (b != k)
+			fuzz_lose(f, b, k);
+	f->kills++;
+	fuzz_note(f, "kill", k);
+}
+
+static void fuzz_stall(struct fuzz *f, u32 k)
+{
+	long len = 2 * SUSPECT + (long)sim_below(&f->s, SUSPECT);
+
+	f->s.node[k].frozen = 1;
+	f->det[k].frozen_until = f->round + len;
+	fuzz_note(f, "stall", k);
+}
+
+/* the nodes in @side lose every link to the others */
+static void fuzz_partition(struct fuzz *f, sp_mask_t side)
+{
+	u32 a, b;
+
+	for (a = 0; a < f->s.n; a++)
+		for (b = 0; b < f->s.n; b++)
+			if (sp_mask_has(side, a) && !sp_mask_has(side, b))
+				fuzz_cut(f, a, b);
+	fuzz_note(f, "partition (mask)", (u32)side);
+}
+
+/* is @k held by no live node's view, with every live node in NORMAL? */
+static bool fuzz_may_restart(struct fuzz *f, u32 k)
+{
+	u32 b;
+
+	if (live(f, k) || f->s.node[k].frozen)
+		return false;
+	for (b = 0; b < f->s.n; b++) {
+		const struct sim_node *nd = &f->s.node[b];
+
+		if (!live(f, b) || b == k)
+			continue;
+		if (nd->vc.phase != SP_VC_NORMAL || sp_mask_has(nd->vc.members, k))
+			return false;
+	}
+	return true;
+}
+
+static void fuzz_restart(struct fuzz *f, u32 k)
+{
+	struct fuzz_det *d = &f->det[k];
+	u32 b;
+
+	fuzz_flush(f, k);		/* the old incarnation's QPs are gone */
+	for (b = 0; b < f->s.n; b++) {
+		/*
+		 * It connects to the live members (all of them took its old
+		 * incarnation out: fuzz_may_restart()); one that stopped or
+		 * died accepts nothing.
+		 */
+		f->s.cut[k][b] = !live(f, b);
+		f->s.cut[b][k] = !live(f, b);
+		f->det[b].lost_at[k] = NEVER;
+		d->lost_at[b] = NEVER;
+		d->hb_round[b] = f->round;
+	}
+	sim_restart(&f->s, k);
+	f->s.node[k].to_send = 50 + sim_below(&f->s, 200);
+	d->view = 0;
+	d->members = 0;
+	d->scope = 0;
+	d->first_view = ~0ULL;	/* until it installs one */
+	fuzz_note(f, "restart", k);
+}
+
+/* a random node for which @ok holds, or -1 */
+static int fuzz_pick(struct fuzz *f, bool (*ok)(struct fuzz *, u32))
+{
+	u32 tries;
+
+	for (tries = 0; tries < 32; tries++) {
+		u32 k = sim_below(&f->s, f->s.n);
+
+		if (ok(f, k))
+			return (int)k;
+	}
+	return -1;
+}
+
+static bool fuzz_live_unfrozen(struct fuzz *f, u32 k)
+{
+	return live(f, k) && !f->s.node[k].frozen;
+}
+
+static void fuzz_event(struct fuzz *f)
+{
+	enum fuzz_event ev = (enum fuzz_event)sim_below(&f->s, EV_RESTART);
+	sp_mask_t side = 0;
+	int k;
+	u32 want, i;
+
+	/* one that can come back does, half the time */
+	if (!(f->kinds & (1 << EV_PARTITION)) && sim_below(&f->s, 2) &&
+	    fuzz_pick(f, fuzz_may_restart) >= 0)
+		ev = EV_RESTART;
+
+	switch (ev) {
+	case EV_KILL:
+	case EV_STALL:
+		k = fuzz_pick(f, fuzz_live_unfrozen);
+		if (k < 0)
+			return;
+		if (ev == EV_KILL)
+			fuzz_kill(f, (u32)k);
+		else
+			fuzz_stall(f, (u32)k);
+		break;
+	case EV_PARTITION:
+		if (f->kinds & (1 << EV_PARTITION))
+			return;		/* one is enough */
+		want = 1 + sim_below(&f->s, (f->s.n - 1) / 2);
+		for (i = 0; i < 64 && (u32)__builtin_popcountll(side) < want; i++)
+			side |= 1ULL << sim_below(&f->s, f->s.n);
+		fuzz_partition(f, side);
+		break;
+	case EV_RESTART:
+		if (f->kinds & (1 << EV_PARTITION))
+			return;		/* it could not reach the others */
+		k = fuzz_pick(f, fuzz_may_restart);
+		if (k < 0)
+			return;
+		fuzz_restart(f, (u32)k);
+		break;
+	default:
+		return;
+	}
+	f->kinds |= 1 << ev;
+}
+
+/* one round: the passes, then each node's detection and bookkeeping */
+static int fuzz_round(struct fuzz *f)
+{
+	struct sim *s = &f->s;
+	u32 i;
+
+	if (sim_run(s, 1) < 0 || s->fault)
+		return -1;
+	f->round++;
+	for (i = 0; i < s->n; i++) {
+		struct sim_node *nd = &s->node[i];
+
+		if (nd->frozen && f->round >= f->det[i].frozen_until)
+			nd->frozen = 0;
+		if (nd->dead || nd->frozen)
+			continue;
+		if (nd->failed) {
+			u32 b;
+
+			/* it stopped: its connections go down */
+			for (b = 0; b < s->n; b++)
+				if (b != i && !s->cut[i][b])
+					fuzz_cut(f, i, b);
+			continue;
+		}
+		if (f->round % HB_ROUNDS == i % HB_ROUNDS)
+			fuzz_heartbeat(f, i);
+		fuzz_detect(f, i);
+		fuzz_installs(f, i);
+	}
+	return 0;
+}
+
+/*
+ * The live members: all in one view of exactly them, changes done.  (A
+ * member that came back after everyone else stopped has nobody to join:
+ * it waits, as it would in the module, and is left out.)
+ */
+static bool fuzz_settled(struct fuzz *f)
+{
+	struct sim *s = &f->s;
+	sp_mask_t alive = 0, members = 0, joining = 0;
+	u64 view = 0;
+	u32 i;
+
+	for (i = 0; i < s->n; i++) {
+		if (s->node[i].frozen)
+			return false;
+		if (live(f, i))
+			alive |= 1ULL << i;
+		if (live(f, i) && s->node[i].vc.phase == SP_VC_JOINING)
+			joining |= 1ULL << i;
+	}
+	if (alive == joining)
+		return true;
+	for (i = 0; i < s->n; i++) {
+		const struct sim_node *nd = &s->node[i];
+
+		if (!sp_mask_has(alive, i))
+			continue;
+		if (nd->vc.phase != SP_VC_NORMAL || nd->to_send || nd->pending_n)
+			return false;
+		if (!view) {
+			view = nd->vc.view;
+			members = nd->vc.members;
+		}
+		if (nd->vc.view != view || nd->vc.members != members)
+			return false;
+	}
+	return members == alive;
+}
+
+/* the part of @nd's log from the start of view @v (whole log: v <= 1) */
+static u64 fuzz_from(const struct sim_node *nd, u64 v)
+{
+	u64 k;
+
+	if (v <= 1)
+		return 0;
+	for (k = 0; k < nd->nlog; k++)
+		if (nd->log[k].rank == SIM_VIEW_RANK && nd->log[k].index == v)
+			return k + 1;
+	return nd->nlog;	/* it never got there */
+}
+
+/* @b's log from view @v is (a prefix of, when @prefix) @a's from @v */
+static bool fuzz_agree(const struct sim_node *a, const struct sim_node *b, u64 v,
+		       bool prefix)
+{
+	u64 ka = fuzz_from(a, v), kb = fuzz_from(b, v);
+	u64 na = a->nlog - ka, nb = b->nlog - kb;
+
+	if (nb > na || (!prefix && nb != na))
+		return false;
+	return !memcmp(&a->log[ka], &b->log[kb], nb * sizeof(*a->log));
+}
+
+static const char *fuzz_check(struct fuzz *f)
+{
+	struct sim *s = &f->s;
+	u32 a, b;
+
+	for (a = 0; a < s->n; a++) {
+		for (b = 0; b < s->n; b++) {
+			const struct fuzz_det *da = &f->det[a], *db = &f->det[b];
+			u64 v = max_t(u64, da->first_view, db->first_view);
+
+			/* (a joiner with nobody to join has no log to compare) */
+			if (a == b || !live(f, a) || s->node[a].vc.phase == SP_VC_JOINING)
+				continue;
+			if (live(f, b) && s->node[b].vc.phase == SP_VC_JOINING)
+				continue;
+			if (live(f, b) && !fuzz_agree(&s->node[a], &s->node[b], v, false))
+				return "two live members delivered different messages";
+			/* b died or stopped: a must have been there since b began */
+			if (!live(f, b) && da->first_view <= db->first_view &&
+			    !fuzz_agree(&s->node[a], &s->node[b], db->first_view, true))
+				return "a member delivered what a live one did not";
+		}
+	}
+	if (f->kinds == 1 << EV_KILL && 2 * f->kills < s->n)
+		for (a = 0; a < s->n; a++)
+			if (!s->node[a].dead && s->node[a].failed)
+				return "a member stopped with a majority alive";
+	return NULL;
+}
+
+static void fuzz_dump(struct fuzz *f)
+{
+	u32 i;
+
+	for (i = 0; i < f->s.n; i++) {
+		const struct sim_node *nd = &f->s.node[i];
+
+		TH_LOG("  node %u:%s%s%s phase %d view %llu members %#llx suspects %#llx/%#llx log %llu",
+		       i, nd->dead ? " dead" : "", nd->failed ? " stopped" : "",
+		       nd->frozen ? " frozen" : "", nd->vc.phase,
+		       (unsigned long long)nd->vc.view,
+		       (unsigned long long)nd->vc.members,
+		       (unsigned long long)nd->vc.local_suspects,
+		       (unsigned long long)nd->vc.suspects,
+		       (unsigned long long)nd->nlog);
+	}
+}
+
+/* one schedule: 0, or -1 after logging why */
+static int fuzz_one(struct fuzz *f, u64 seed)
+{
+	struct sim *s = &f->s;
+	long next_event, quiet = 0;
+	u32 i, n, events;
+	const char *bad = NULL;
+
+	memset(f, 0, sizeof(*f));
+	f->seed = seed;
+	n = 3 + (u32)(seed * 7919 % 5);
+	if (sim_init(s, n, senders, n, SP_MODE_ORDERED, 8, 24, seed))
+		return -1;
+	sim_views(s, false);
+	events = 1 + sim_below(s, 4);
+	for (i = 0; i < n; i++) {
+		s->node[i].to_send = 100 + sim_below(s, 300);
+		f->det[i].first_view = 1;
+		f->det[i].view = 1;
+		f->det[i].members = (1ULL << n) - 1;
+		memset(f->det[i].lost_at, 0xff, sizeof(f->det[i].lost_at));
+	}
+	snprintf(f->what, sizeof(f->what), "seed %llu: %u members,",
+		 (unsigned long long)seed, n);
+	next_event = 5 + (long)sim_below(s, 150);
+	while (f->round < MAX_ROUNDS) {
+		if (events && f->round >= next_event) {
+			fuzz_event(f);
+			events--;
+			next_event = f->round + 1 + (long)sim_below(s, 3 * SUSPECT);
+		}
+		if (fuzz_round(f)) {
+			bad = "a write or a row was rejected";
+			break;
+		}
+		quiet = !events && fuzz_settled(f) ? quiet + 1 : 0;
+		if (quiet > SETTLED)
+			break;
+	}
+	if (!bad && quiet <= SETTLED)
+		bad = "the live members never settled in one view";
+	if (!bad)
+		bad = fuzz_check(f);
+	if (bad) {
+		TH_LOG("%s (round %ld): %s", f->what, f->round, bad);
+		fuzz_dump(f);
+	}
+	sim_free(s);
+	return bad ? -1 : 0;
+}
+
+static u64 env_u64(const char *name, u64 def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 0) : def;
+}
+
+TEST_TIMEOUT(random_compound_failures, 900)
+{
+	static struct fuzz f;
+	u64 first = env_u64("FUZZ_SEED", 1), count = env_u64("FUZZ_SCHEDULES", 10000);
+	u64 seed, failed = 0, kinds[EV_KINDS] = { 0 };
+	int e;
+
+	for (seed = first; seed < first + count; seed++) {
+		if (fuzz_one(&f, seed))
+			failed++;
+		for (e = 0; e < EV_KINDS; e++)
+			kinds[e] += !!(f.kinds & (1 << e));
+	}
+	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu",
+	       (unsigned long long)count, (unsigned long long)first,
+	       (unsigned long long)failed,
+	       fuzz_event_name[0], (unsigned long long)kinds[0],
+	       fuzz_event_name[1], (unsigned long long)kinds[1],
+	       fuzz_event_name[2], (unsigned long long)kinds[2],
+	       fuzz_event_name[3], (unsigned long long)kinds[3]);
+	ASSERT_EQ(failed, 0);
+}
+
