@@ -19,7 +19,8 @@
  * The fault fires on the predicate pass after the point was reached, so
  * that what the point wrote (a proposal, an echo, a commit) was posted
  * first.  It fires once; "off" disarms one that has not fired.  Reading
- * the file says what is armed and whether it fired.
+ * the file says what is armed and whether it fired.  A one-member group
+ * has no view change: arming it is EOPNOTSUPP.
  *
  * A group that gets somewhere before a test can arm its file (a member
  * that comes back joins within milliseconds of coming up) takes its fault
@@ -196,6 +197,11 @@ void spindle_fault_init(struct spindle_group *g)
 			g->id);
 		return;
 	}
+	if (point != SPINDLE_FAULT_OFF && g->cfg.nmembers < 2) {
+		pr_warn("group %u: fault_new_groups: a one-member group has no view change: not armed\n",
+			g->id);
+		return;
+	}
 	g->fault.action = action;
 	g->fault.stall_ms = stall_ms;
 	g->fault.point = point;
@@ -223,6 +229,10 @@ static ssize_t spindle_fault_write(struct file *file, const char __user *ubuf,
 		pr_warn("group %u: fault: want \"POINT silent|die|stall MS\" or \"off\"\n",
 			g->id);
 		return ret;
+	}
+	if (point != SPINDLE_FAULT_OFF && g->cfg.nmembers < 2) {
+		pr_warn("group %u: fault: a one-member group has no view change\n", g->id);
+		return -EOPNOTSUPP;
 	}
 	/* one fault per group; the thread reads it with no lock */
 	if (READ_ONCE(f->fired) ||
