@@ -371,27 +371,40 @@ static int fuzz_round(struct fuzz *f)
 	return 0;
 }
 
+/* a joiner that can reach no live member (all stopped, or cut off) */
+static bool fuzz_orphan(struct fuzz *f, u32 j)
+{
+	u32 m;
+
+	if (f->s.node[j].vc.phase != SP_VC_JOINING)
+		return false;
+	for (m = 0; m < f->s.n; m++)
+		if (m != j && live(f, m) && f->s.node[m].vc.phase != SP_VC_JOINING &&
+		    !f->s.cut[j][m])
+			return false;
+	return true;
+}
+
 /*
  * The live members: all in one view of exactly them, changes done.  (A
- * member that came back after everyone else stopped has nobody to join:
- * it waits, as it would in the module, and is left out.)
+ * member that came back and can reach no live member, because they all
+ * stopped or a partition cut it off, has nobody to join: it waits, as it
+ * would in the module, and is left out.)
  */
 static bool fuzz_settled(struct fuzz *f)
 {
 	struct sim *s = &f->s;
-	sp_mask_t alive = 0, members = 0, joining = 0;
+	sp_mask_t alive = 0, members = 0;
 	u64 view = 0;
 	u32 i;
 
 	for (i = 0; i < s->n; i++) {
 		if (s->node[i].frozen)
 			return false;
-		if (live(f, i))
+		if (live(f, i) && !fuzz_orphan(f, i))
 			alive |= 1ULL << i;
-		if (live(f, i) && s->node[i].vc.phase == SP_VC_JOINING)
-			joining |= 1ULL << i;
 	}
-	if (alive == joining)
+	if (!alive)
 		return true;
 	for (i = 0; i < s->n; i++) {
 		const struct sim_node *nd = &s->node[i];
