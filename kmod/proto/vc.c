@@ -367,7 +367,7 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 	       const struct sp_row_hdr *rows, const struct sp_vc_ops *ops,
 	       void *ctx)
 {
-	sp_mask_t alive, stay;
+	sp_mask_t alive, stay, fenced;
 	int work = 0, leader, ret;
 
 	if (vc->phase == SP_VC_FAILED)
@@ -463,8 +463,9 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 		wr(vc, &mine->joins, 0);
 		vc->phase = SP_VC_NORMAL;
 		/* the waits skipped them: they may still be in the old view */
-		if (vc->members & (vc->suspects | vc->local_suspects))
-			ops->fence(ctx, vc->members & (vc->suspects | vc->local_suspects));
+		fenced = vc->members & (vc->suspects | vc->local_suspects);
+		if (fenced)
+			ops->fence(ctx, fenced);
 		ops->install(ctx, vc->view, vc->members);
 		return 1;
 	case SP_VC_JOINING:
