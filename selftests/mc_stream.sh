@@ -29,7 +29,10 @@
 # then with SEND calls): the last guest leaves, and each of the others,
 # still holding the batch that carried the record, sends one message: it
 # must be delivered in the new view (the record's promise: nothing after it
-# belongs to the old view, so the old view's trim may not drop it).
+# belongs to the old view, so the old view's trim may not drop it).  Last,
+# a reader from a smaller view (3 guests or more): guest 0's reader
+# subscribes while the last guest is out, and holds back while every guest,
+# the last one back, streams twice its window: it must get all of them.
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
@@ -37,7 +40,7 @@
 spindle_load || exit 1
 T="--timeout 120"
 N=${SPINDLE_NODES:-1}
-ktap_plan 15
+ktap_plan 16
 bw_run ordered_all_1k_w100   --group 11 --port "$(bw_port 1)" --senders all --messages 1500 --size 1024 --window 100 $T
 bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages 300 --size 1 --window 1 --no-producer $T
 bw_run ordered_one_max_w8    --group 13 --port "$(bw_port 3)" --senders one --messages 400 --size 8192 --window 8 $T
@@ -142,8 +145,71 @@ send_after_view() {
 	build/bin/spindlectl down "$2" >/dev/null
 	[ $_rc = 0 ]
 }
+# wait_view GROUP ID: until view ID of GROUP is installed here (30 s at most)
+wait_view() {
+	_i=0
+	while [ "$(view_id "$1")" != "$2" ]; do
+		_i=$((_i + 1))
+		[ $_i -gt 300 ] && { ktap_diag "group $1: view $(view_id "$1"), not $2"; return 1; }
+		sleep 0.1
+	done
+}
+# smaller_view: guest 0 subscribes a reader (selftests/guest/hold_reader)
+# while the last guest is out, so its file is sized in a view of one sender
+# (guest 1) where there will be two; the last guest comes back, and both
+# senders stream 2 windows while that reader holds the subgroup back for
+# 3 s: more messages wait for it than the smaller view's log holds.  It
+# must get every one, in order, and the streams must end (a queue sized
+# from the smaller view dropped what did not fit, with a WARN, and its
+# flow control never came back).
+smaller_view() {
+	CFG=${SPINDLE_OUT:-/tmp}/smaller_view.conf
+	_o=${SPINDLE_OUT:-/tmp}/smaller_view
+	_w=200
+	_rc=0
+	gen_config "$CFG" 22 "$(bw_port 12)" \
+		"subgroup 0 members all senders 1,$((N - 1)) window $_w max_msg 64 mode ordered"
+	up_active "$CFG" 22 || return 1
+	barrier smaller_view || return 1
+	rm -f "$_o.ready" "$_o.go"
+	if [ "$SPINDLE_NODE" = $((N - 1)) ]; then
+		build/bin/spindlectl down 22 || return 1
+	else
+		wait_view 22 2 || return 1
+	fi
+	if [ "$SPINDLE_NODE" = 0 ]; then
+		build/selftests/hold_reader "$CFG" "$_o.ready" "$_o.go" 3000 $((2 * _w)) \
+			>"$_o.out" 2>&1 &
+		_pid=$!
+		_i=0
+		while [ ! -e "$_o.ready" ] && [ $_i -lt 100 ]; do
+			_i=$((_i + 1))
+			sleep 0.1
+		done
+	fi
+	barrier smaller_view_subscribed || return 1
+	if [ "$SPINDLE_NODE" = $((N - 1)) ]; then
+		up_active "$CFG" 22 || return 1
+	else
+		wait_view 22 3 || return 1
+	fi
+	barrier smaller_view_joined || return 1
+	if [ "$SPINDLE_NODE" = 0 ]; then
+		: >"$_o.go"
+		wait $_pid || _rc=1
+		ktap_diag "smaller_view: $(cat "$_o.out")"
+	else
+		build/bin/spindle-bw --config "$CFG" --messages $((2 * _w)) --size 64 --timeout 60 \
+			--log "$_o.log" >"$_o.json" 2>"$_o.err" || _rc=1
+		ktap_diag "smaller_view: $(grep '^{' "$_o.json" | jq -c '{delivered, senders}') $(tail -n 2 "$_o.err")"
+	fi
+	barrier smaller_view_done
+	build/bin/spindlectl down 22 >/dev/null
+	[ $_rc = 0 ]
+}
 if [ "$N" -lt 3 ]; then
-	for t in reader_after_a_view_change send_after_view_record send_after_view_record_syscalls; do
+	for t in reader_after_a_view_change send_after_view_record send_after_view_record_syscalls \
+		reader_from_a_smaller_view; do
 		ktap_result skip "$t" "needs 3 guests: one leaves, two go on"
 	done
 else
@@ -151,6 +217,7 @@ else
 	ktap_check "send_after_view_record" send_after_view send_after_view_record 20 10
 	ktap_check "send_after_view_record_syscalls" \
 		send_after_view send_after_view_record_syscalls 21 11 --no-producer
+	ktap_check "reader_from_a_smaller_view" smaller_view
 fi
 spindle_unload
 ktap_finish
