@@ -19,7 +19,8 @@
  *              every write from then on, both ways;
  *   restart    a dead or stopped member that no view holds any more comes
  *              back as a new incarnation and asks to join (half the time
- *              when there is one, and no partition).
+ *              when there is one, and no partition); half the time a
+ *              second one comes back in the same round, and both join.
  * Checked, for every schedule:
  *   - no member ever rejects a write or a row (the engine's and the row
  *     checks: a live member is never taken for hostile);
@@ -73,6 +74,7 @@ struct fuzz {
 	u64 seed;
 	int kinds;			/* events that happened, as bits */
 	u32 kills;
+	u32 pairs;			/* restarts of two in one round */
 	char what[160];			/* the schedule, for the log */
 };
 
@@ -297,7 +299,7 @@ static void fuzz_event(struct fuzz *f)
 {
 	enum fuzz_event ev = (enum fuzz_event)sim_below(&f->s, EV_RESTART);
 	sp_mask_t side = 0;
-	int k;
+	int k, k2;
 	u32 want, i;
 
 	/* one that can come back does, half the time */
@@ -330,7 +332,13 @@ static void fuzz_event(struct fuzz *f)
 		k = fuzz_pick(f, fuzz_may_restart);
 		if (k < 0)
 			return;
+		/* half the time, a second one comes back in the same round */
+		k2 = sim_below(&f->s, 2) ? fuzz_pick(f, fuzz_may_restart) : -1;
 		fuzz_restart(f, (u32)k);
+		if (k2 >= 0 && k2 != k) {
+			fuzz_restart(f, (u32)k2);
+			f->pairs++;
+		}
 		break;
 	default:
 		return;
@@ -558,7 +566,7 @@ TEST_TIMEOUT(random_compound_failures, 900)
 {
 	static struct fuzz f;
 	u64 first = env_u64("FUZZ_SEED", 1), count = env_u64("FUZZ_SCHEDULES", 10000);
-	u64 seed, failed = 0, kinds[EV_KINDS] = { 0 };
+	u64 seed, failed = 0, pairs = 0, kinds[EV_KINDS] = { 0 };
 	int e;
 
 	for (seed = first; seed < first + count; seed++) {
@@ -566,14 +574,16 @@ TEST_TIMEOUT(random_compound_failures, 900)
 			failed++;
 		for (e = 0; e < EV_KINDS; e++)
 			kinds[e] += !!(f.kinds & (1 << e));
+		pairs += !!f.pairs;
 	}
-	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu",
+	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu (two at once %llu)",
 	       (unsigned long long)count, (unsigned long long)first,
 	       (unsigned long long)failed,
 	       fuzz_event_name[0], (unsigned long long)kinds[0],
 	       fuzz_event_name[1], (unsigned long long)kinds[1],
 	       fuzz_event_name[2], (unsigned long long)kinds[2],
-	       fuzz_event_name[3], (unsigned long long)kinds[3]);
+	       fuzz_event_name[3], (unsigned long long)kinds[3],
+	       (unsigned long long)pairs);
 	ASSERT_EQ(failed, 0);
 }
 
