@@ -46,6 +46,8 @@
 #   view 2;
 #   a leader cascade: the leader is killed, and the next one dies right
 #   after it proposed (five guests): the three left install their view;
+#   the leader dies as soon as it wedged in the change a kill started
+#   (five guests): the three left install their view;
 #   a false suspicion: a live guest stops (the fault "now stall") for
 #   twice suspect_ms with its connections up; the others take it out in
 #   view 2; when it goes on it must find itself out (its streams end with
@@ -123,7 +125,8 @@ false_suspicion_member3:3:7:suspect partition_two_of_five:3,4:8:partition/5"
 extended="false_suspicion_leader0:0:7:suspect
 partition_leader_in_minority:0,1:8:partition/5
 partition_three_of_seven:4,5,6:8:partition/7
-leader_cascade:0:8:fault/1/proposed/die"
+leader_cascade:0:8:fault/1/proposed/die
+leader_dies_wedged:4:8:fault/0/wedged/die"
 optional="stall_member2:2:6:stall"	# only when VIEWS_ONLY names it
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios $extended $optional; do
