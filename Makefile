@@ -110,7 +110,7 @@ $(BIN)/spindle-%: userspace/bench/spindle-%.c $(BENCH_COMMON) $(LIB)/libspindle.
 
 selftests: $(ST_BINS)
 
-$(ST)/%: selftests/guest/%.c selftests/ktap.h uapi/linux/spindle.h $(LIB)/libspindle.a
+$(ST)/%: selftests/guest/%.c selftests/guest/guest.h selftests/ktap.h uapi/linux/spindle.h $(LIB)/libspindle.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -o $@ $< $(LIB)/libspindle.a -lpthread
 

@@ -70,6 +70,26 @@ view_id() {
 	build/bin/spindlectl -j show "$1" 2>/dev/null | jq -r '.[0].view.id' 2>/dev/null
 }
 
+# wait_view GROUP ID: until view ID of GROUP is installed here (30 s at most)
+wait_view() {
+	_i=0
+	while [ "$(view_id "$1")" != "$2" ]; do
+		_i=$((_i + 1))
+		[ $_i -gt 300 ] && { ktap_diag "group $1: view $(view_id "$1"), not $2"; return 1; }
+		sleep 0.1
+	done
+}
+
+# wait_file FILE: until FILE exists (10 s at most; the caller's next step
+# fails if it does not)
+wait_file() {
+	_i=0
+	while [ ! -e "$1" ] && [ $_i -lt 100 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+}
+
 # up_active CFG GROUP: bring GROUP up and wait (30 s at most) until it is
 # active here, every member connected: `up` returns while the peers still
 # connect, and a member that left before this one had connected to it
@@ -96,12 +116,7 @@ after_view() {
 		barrier after_view_done
 		return
 	fi
-	_i=0
-	while [ "$(view_id 19)" != 2 ]; do
-		_i=$((_i + 1))
-		[ $_i -gt 300 ] && { ktap_diag "after_view: view $(view_id 19), not 2"; return 1; }
-		sleep 0.1
-	done
+	wait_view 19 2 || return 1
 	# (not in $LOGDIR: the two readers start at different times, their
 	# logs need not be the same)
 	_o=${SPINDLE_OUT:-/tmp}/after_view
@@ -126,11 +141,7 @@ send_after_view() {
 	if [ "$SPINDLE_NODE" != $((N - 1)) ]; then
 		build/selftests/view_send "$CFG" "$_o.ready" $4 >"$_o.out" 2>&1 &
 		_pid=$!
-		_i=0
-		while [ ! -e "$_o.ready" ] && [ $_i -lt 100 ]; do
-			_i=$((_i + 1))
-			sleep 0.1
-		done
+		wait_file "$_o.ready"
 	fi
 	barrier "$1" || return 1
 	if [ "$SPINDLE_NODE" = $((N - 1)) ]; then
@@ -144,15 +155,6 @@ send_after_view() {
 	barrier "$1_done"
 	build/bin/spindlectl down "$2" >/dev/null
 	[ $_rc = 0 ]
-}
-# wait_view GROUP ID: until view ID of GROUP is installed here (30 s at most)
-wait_view() {
-	_i=0
-	while [ "$(view_id "$1")" != "$2" ]; do
-		_i=$((_i + 1))
-		[ $_i -gt 300 ] && { ktap_diag "group $1: view $(view_id "$1"), not $2"; return 1; }
-		sleep 0.1
-	done
 }
 # smaller_view: guest 0 subscribes a reader (selftests/guest/hold_reader)
 # while the last guest is out, so its file is sized in a view of one sender
@@ -181,11 +183,7 @@ smaller_view() {
 		build/selftests/hold_reader "$CFG" "$_o.ready" "$_o.go" 3000 $((2 * _w)) \
 			>"$_o.out" 2>&1 &
 		_pid=$!
-		_i=0
-		while [ ! -e "$_o.ready" ] && [ $_i -lt 100 ]; do
-			_i=$((_i + 1))
-			sleep 0.1
-		done
+		wait_file "$_o.ready"
 	fi
 	barrier smaller_view_subscribed || return 1
 	if [ "$SPINDLE_NODE" = $((N - 1)) ]; then

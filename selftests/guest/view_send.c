@@ -20,37 +20,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../userspace/lib/libspindle.h"
+#include "guest.h"
 
 #define MSG_LEN		64
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "view_send: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	return 1;
-}
 
 /* how long A holds the old view's message before it lets go */
 #define HOLD_S		8
