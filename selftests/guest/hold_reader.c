@@ -66,16 +66,21 @@ static int in_view(const struct tally *t, uint32_t r)
 	return t->members >> t->h->rings[r].member_id & 1;
 }
 
+/* COUNT from every sender of the last record's view, which has one at least */
 static int all_came(const struct tally *t, uint64_t count)
 {
-	uint32_t r;
+	uint32_t r, senders = 0;
 
-	if (!t->view || !t->h->info.nsenders)
+	if (!t->view)
 		return 0;
-	for (r = 0; r < t->h->info.nsenders && r < MAX_RANKS; r++)
-		if (in_view(t, r) && t->got[r] < count)
+	for (r = 0; r < t->h->info.nsenders && r < MAX_RANKS; r++) {
+		if (!in_view(t, r))
+			continue;
+		if (t->got[r] < count)
 			return 0;
-	return 1;
+		senders++;
+	}
+	return senders > 0;
 }
 
 static void report(FILE *f, const struct tally *t)
