@@ -9,6 +9,7 @@
 
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/error-injection.h>
 
 #include "spindle.h"
 
@@ -321,7 +322,9 @@ static int spindle_conn_buffers(struct spindle_conn *conn)
  * @rejoin: it is made for a member outside the view (a new incarnation)
  *
  * Its own PD, so that no other peer's QP can use the keys it gives out;
- * fresh MRs (an FRWR MR is registered once); hello buffers.
+ * fresh MRs (an FRWR MR is registered once); hello buffers.  A caller
+ * whose allocation failed retries later (selftests/fail_inject.sh makes it
+ * fail through fail_function).
  * Context: process context.
  * Return: the connection, in state CONNECTING, on no list yet; or NULL.
  */
@@ -370,6 +373,7 @@ fail:
 	spindle_conn_free(conn);
 	return NULL;
 }
+ALLOW_ERROR_INJECTION(spindle_conn_alloc, NULL);
 
 /**
  * spindle_conn_create_qp - the connection's QP, on @id, receives posted

@@ -20,6 +20,7 @@
 #include <linux/sched/user.h>
 #include <linux/sched/signal.h>
 #include <linux/cred.h>
+#include <linux/error-injection.h>
 
 #include "spindle.h"
 
@@ -472,6 +473,26 @@ static int spindle_device_fits(struct spindle_group *g, u32 npeers, u32 *cqe)
 	return 0;
 }
 
+/*
+ * The group's predicate thread, created stopped: spindle_group_up() wakes
+ * it once the group is on the list.  g->thread is set only on success, so
+ * nothing (a doorbell from a CQ event) ever sees an error pointer there.
+ * Noinline and injectable: debugfs fail_function makes it fail
+ * (selftests/fail_inject.sh).
+ */
+static noinline int spindle_thread_create(struct spindle_group *g)
+{
+	struct task_struct *thread;
+
+	thread = kthread_create(spindle_thread_fn, g, "spindle/%u", g->id);
+	if (IS_ERR(thread))
+		return PTR_ERR(thread);
+	get_task_struct(thread);
+	g->thread = thread;
+	return 0;
+}
+ALLOW_ERROR_INJECTION(spindle_thread_create, ERRNO);
+
 /**
  * spindle_group_up - create a group from a validated configuration
  * @cfg: the configuration, self_id resolved and validated
@@ -484,7 +505,6 @@ static int spindle_device_fits(struct spindle_group *g, u32 npeers, u32 *cqe)
 int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		     struct spindle_group **out)
 {
-	struct task_struct *thread;
 	struct spindle_group *g;
 	u32 i, s, npeers = cfg->nmembers - 1;
 	int ret;
@@ -560,17 +580,13 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		if (ret)
 			goto fail;
 	}
-	thread = kthread_create(spindle_thread_fn, g, "spindle/%u", g->id);
-	if (IS_ERR(thread)) {
-		ret = PTR_ERR(thread);
+	ret = spindle_thread_create(g);
+	if (ret)
 		goto fail;
-	}
-	get_task_struct(thread);
-	g->thread = thread;
 	/* from here on requests may arrive: everything they touch exists */
 	ret = spindle_listen(g);
 	if (ret) {
-		kthread_stop(thread);
+		kthread_stop(g->thread);
 		WRITE_ONCE(g->thread_stopped, true);
 		goto fail;
 	}

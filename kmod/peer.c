@@ -29,6 +29,7 @@
 #include <linux/in6.h>
 #include <linux/inet.h>
 #include <linux/delay.h>
+#include <linux/error-injection.h>
 #include <rdma/ib_cm.h>
 
 #include "spindle.h"
@@ -717,6 +718,8 @@ fail:
  * spindle_listen - start accepting the peers' connection requests
  * @g: a group whose peers, memory and thread all exist
  *
+ * The last step of a group up; injectable (fail_function), as
+ * selftests/fail_inject.sh does.
  * Return: 0 or -errno.
  */
 int spindle_listen(struct spindle_group *g)
@@ -727,6 +730,7 @@ int spindle_listen(struct spindle_group *g)
 		pr_warn("group %u: cannot listen: %d\n", g->id, ret);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(spindle_listen, ERRNO);
 
 /**
  * spindle_peer_init - allocate what a peer needs before connecting

@@ -21,6 +21,7 @@
 #include <linux/module.h>
 #include <linux/fs.h>
 #include <linux/cdev.h>
+#include <linux/error-injection.h>
 #include <linux/idr.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
@@ -727,6 +728,8 @@ static struct class spindle_class = {
  * spindle_sgdev_add - create /dev/spindleN for a subgroup
  * @sg: subgroup
  *
+ * Injectable (fail_function): a group up that fails with some of its
+ * devices made, in selftests/fail_inject.sh.
  * Return: 0 or -errno.
  */
 int spindle_sgdev_add(struct spindle_sg *sg)
@@ -750,6 +753,7 @@ int spindle_sgdev_add(struct spindle_sg *sg)
 	sg->dev = dev;
 	return 0;
 }
+ALLOW_ERROR_INJECTION(spindle_sgdev_add, ERRNO);
 
 void spindle_sgdev_del(struct spindle_sg *sg)
 {

@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Failures no test bed produces on its own, injected through debugfs
+# fail_function into the module's injectable functions (ALLOW_ERROR_
+# INJECTION: spindle_sgdev_add, spindle_thread_create, spindle_listen,
+# spindle_conn_alloc).  Only the debug kernels (scripts/debug-kernel) have
+# fail_function: elsewhere the test is skipped.
+#
+#   group_up_fails_*  a group up fails at each of its late steps: the second
+#                     subgroup's device (the first one made), the predicate
+#                     thread, the listener.  spindlectl up gets the injected
+#                     errno, no group and no /dev/spindleN is left, and the
+#                     same configuration comes up right after and carries
+#                     messages;
+#   rejoin_retried    (cluster) guest 0 leaves and comes back, and the
+#                     first connection each other guest makes for its
+#                     rejoin cannot be allocated: the attempt is retried
+#                     and the member is back in a view;
+# then the module unloads and kmemleak finds nothing.
+. selftests/lib/ktap.sh
+. selftests/lib/spindle.sh
+
+FF=/sys/kernel/debug/fail_function
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ ! -d $FF ]; then
+	echo "1..0 # SKIP no fail_function in $(uname -r) (the debug kernels have it)"
+	exit 4
+fi
+spindle_load || exit 1
+N=${SPINDLE_NODES:-1}
+ME=${SPINDLE_NODE:-0}
+CTL=build/bin/spindlectl
+D=${SPINDLE_OUT:-/tmp}/fail_inject
+mkdir -p "$D"
+dmesg -C
+kmemleak_reset
+ktap_plan $((N > 1 ? 8 : 7))
+
+# arm FN ERRNO [NTH]: the NTH call of FN (default the next) returns
+# -ERRNO (0: NULL), once
+arm() {
+	echo "$1" >$FF/inject || return 1
+	printf '%#x\n' "$(( $2 ? -$2 : 0 ))" >"$FF/$1/retval"
+	echo 100 >$FF/probability
+	echo "${3:-1}" >$FF/interval
+	echo 1 >$FF/times
+	echo 1 >$FF/verbose
+}
+
+disarm() {
+	echo >$FF/inject
+}
+
+# wait_active GROUP: up to 120 s (of the clock: a turn of the loop takes
+# a while on a debug guest) for the group to be active here
+wait_active() {
+	local end=$(($(date +%s) + 120))
+	while [ "$(date +%s)" -lt $end ]; do
+		$CTL show "$1" 2>/dev/null | grep -q "group $1: active" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# wait_log TEXT: up to 120 s for TEXT in the kernel log
+wait_log() {
+	local end=$(($(date +%s) + 120))
+	while [ "$(date +%s)" -lt $end ]; do
+		dmesg | grep -q "$1" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+ktap_check "module_functions_injectable" sh -c "
+	for f in spindle_sgdev_add spindle_thread_create spindle_listen spindle_conn_alloc; do
+		grep -q \"^\$f\s\" $FF/injectable || { echo \"# \$f is not injectable\"; exit 1; }
+	done"
+
+# --- group up fails: a one-member group of two subgroups ------------------
+CFG=$D/g74.conf
+ADDR=$(echo "${SPINDLE_ADDRS:-127.0.0.1}" | cut -d' ' -f$((ME + 1)))
+printf '%s\n' "group 74" "self 0" "member 0 $ADDR:7604" \
+	"subgroup 0 members all senders all window 8 max_msg 64" \
+	"subgroup 1 members all senders all window 8 max_msg 64" >"$CFG"
+
+# up_fails NAME FN ERRNO TEXT [NTH]
+up_fails() {
+	local out rc n bad=''
+	n=$(dmesg | grep -c 'FAULT_INJECTION: forcing a failure')
+	arm "$2" "$3" "${5:-1}" || { ktap_result fail "$1"; return; }
+	out=$($CTL up "$CFG" 2>&1)
+	rc=$?
+	disarm
+	ktap_diag "$1: spindlectl up: exit $rc: $out"
+	[ $rc = 1 ] && echo "$out" | grep -q "$4" || bad="not the injected error"
+	[ "$(dmesg | grep -c 'FAULT_INJECTION: forcing a failure')" -gt "$n" ] ||
+		bad="${bad:+$bad, }nothing injected"
+	$CTL show 74 >/dev/null 2>&1 && bad="${bad:+$bad, }group 74 still up"
+	ls /dev/spindle[0-9]* >/dev/null 2>&1 && bad="${bad:+$bad, }$(ls /dev/spindle[0-9]*) left"
+	# the same configuration comes up and carries messages
+	if ! $CTL up "$CFG" >"$D/$1.up" 2>&1; then
+		bad="${bad:+$bad, }the next up failed: $(cat "$D/$1.up")"
+	else
+		$CTL down 74 >/dev/null 2>&1
+		build/bin/spindle-bw --config "$CFG" --messages 200 --size 32 \
+			--window 8 --timeout 60 >"$D/$1.json" 2>"$D/$1.err" ||
+			bad="${bad:+$bad, }spindle-bw after it: $(tail -n 1 "$D/$1.err")"
+	fi
+	[ -n "$bad" ] && ktap_diag "$1: $bad"
+	ktap_result "$([ -z "$bad" ] && echo ok || echo fail)" "$1"
+}
+
+up_fails group_up_fails_second_device spindle_sgdev_add 28 "No space left on device" 2
+up_fails group_up_fails_thread spindle_thread_create 11 "Resource temporarily unavailable"
+up_fails group_up_fails_listen spindle_listen 98 "Address already in use"
+
+# --- rejoin_retried: guest 0 leaves and comes back -------------------------
+# The members with higher ids connect to it (spindle_peer_init: the higher
+# id is the active side), so the others' connection for its rejoin is made
+# by their connect work: its first allocation fails there.
+if [ "$N" -gt 1 ]; then
+	G=75
+	gen_config "$D/g$G.conf" $G 7605 "subgroup 0 members all senders all window 8 max_msg 64"
+	barrier fail_inject_up
+	$CTL up "$D/g$G.conf" >/dev/null || exit 1
+	wait_active $G || ktap_diag "group $G did not become active: $($CTL show $G 2>&1 | head -n 3)"
+	barrier fail_inject_formed
+	if [ "$ME" = 0 ]; then
+		$CTL down $G >/dev/null
+	else
+		wait_log "group $G: view 2 installed" ||
+			ktap_diag "no view 2 without guest 0"
+		n=$(dmesg | grep -c 'FAULT_INJECTION: forcing a failure')
+		arm spindle_conn_alloc 0
+	fi
+	barrier fail_inject_left
+	if [ "$ME" = 0 ]; then
+		$CTL up "$D/g$G.conf" >/dev/null || exit 1
+		wait_active $G && back=1 || back=0
+		fired=1
+	else
+		wait_log "group $G: view 3 installed" && back=1 || back=0
+		# (the injected failure skips the function: no line of its own)
+		[ "$(dmesg | grep -c 'FAULT_INJECTION: forcing a failure')" -gt "$n" ] && fired=1 || fired=0
+		disarm
+	fi
+	ktap_diag "rejoin: back in a view: $back, the failure injected: $fired; $(dmesg | grep "group $G: view" | tail -n 2 | tr '\n' ' ')"
+	ktap_check "rejoin_retried" test "$back" = 1 -a "$fired" = 1
+	barrier fail_inject_back
+	$CTL down $G >/dev/null 2>&1
+fi
+
+disarm
+ktap_check "module_unloads" spindle_unload
+leak=$(kmemleak_scan)
+[ -n "$leak" ] && echo "$leak" | head -n 20 | sed 's/^/# /'
+ktap_check "kmemleak_empty" test -z "$leak"
+ktap_check "kernel_log_clean" dmesg_clean
+ktap_finish
