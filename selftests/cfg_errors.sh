@@ -7,7 +7,7 @@
 . selftests/lib/spindle.sh
 
 spindle_load || exit 1
-ME=$(echo "${SPINDLE_ADDRS:-127.0.0.1}" | cut -d' ' -f$((${SPINDLE_NODE:-0} + 1)))
+ME=$(my_addr)
 D=${SPINDLE_OUT:-/tmp}/cfg
 mkdir -p "$D"
 n=0

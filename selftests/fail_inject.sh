@@ -33,7 +33,8 @@ CTL=build/bin/spindlectl
 D=${SPINDLE_OUT:-/tmp}/fail_inject
 mkdir -p "$D"
 dmesg -C
-kmemleak_reset
+kml=0
+kmemleak_reset && kml=1
 ktap_plan $((N > 1 ? 8 : 7))
 
 # arm FN ERRNO [NTH]: the NTH call of FN (default the next) returns
@@ -79,8 +80,7 @@ ktap_check "module_functions_injectable" sh -c "
 
 # --- group up fails: a one-member group of two subgroups ------------------
 CFG=$D/g74.conf
-ADDR=$(echo "${SPINDLE_ADDRS:-127.0.0.1}" | cut -d' ' -f$((ME + 1)))
-printf '%s\n' "group 74" "self 0" "member 0 $ADDR:7604" \
+printf '%s\n' "group 74" "self 0" "member 0 $(my_addr):7604" \
 	"subgroup 0 members all senders all window 8 max_msg 64" \
 	"subgroup 1 members all senders all window 8 max_msg 64" >"$CFG"
 
@@ -138,7 +138,7 @@ if [ "$N" -gt 1 ]; then
 	if [ "$ME" = 0 ]; then
 		$CTL up "$D/g$G.conf" >/dev/null || exit 1
 		wait_active $G && back=1 || back=0
-		fired=1
+		fired=1		# (the failures are injected in the others)
 	else
 		wait_log "group $G: view 3 installed" && back=1 || back=0
 		# (the injected failure skips the function: no line of its own)
@@ -153,8 +153,12 @@ fi
 
 disarm
 ktap_check "module_unloads" spindle_unload
-leak=$(kmemleak_scan)
-[ -n "$leak" ] && echo "$leak" | head -n 20 | sed 's/^/# /'
-ktap_check "kmemleak_empty" test -z "$leak"
+if [ $kml = 1 ]; then
+	leak=$(kmemleak_scan)
+	[ -n "$leak" ] && echo "$leak" | head -n 20 | sed 's/^/# /'
+	ktap_check "kmemleak_empty" test -z "$leak"
+else
+	ktap_result skip "kmemleak_empty" "this kernel has no kmemleak"
+fi
 ktap_check "kernel_log_clean" dmesg_clean
 ktap_finish

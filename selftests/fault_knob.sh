@@ -11,7 +11,7 @@
 
 spindle_load || exit 1
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
-ME=$(echo "${SPINDLE_ADDRS:-127.0.0.1}" | cut -d' ' -f$((${SPINDLE_NODE:-0} + 1)))
+ME=$(my_addr)
 D=${SPINDLE_OUT:-/tmp}/fault
 mkdir -p "$D"
 CFG=$D/g73.conf

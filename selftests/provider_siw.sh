@@ -11,7 +11,7 @@
 . selftests/lib/spindle.sh
 
 SIW_KO=$PWD/build/siw/$(uname -r)/siw.ko
-ME=$(echo "${SPINDLE_ADDRS:-127.0.0.1}" | cut -d' ' -f$((${SPINDLE_NODE:-0} + 1)))
+ME=$(my_addr)
 D=${SPINDLE_OUT:-/tmp}/siw
 mkdir -p "$D"
 

@@ -72,6 +72,12 @@ barrier() {
 	done
 }
 
+# my_addr: this guest's address on the test bed's switch (the node's word
+# of SPINDLE_ADDRS; 127.0.0.1 outside vmcluster)
+my_addr() {
+	echo "${SPINDLE_ADDRS:-127.0.0.1}" | cut -d' ' -f$((${SPINDLE_NODE:-0} + 1))
+}
+
 # gen_config FILE GROUP PORT SUBGROUP-LINE...: a configuration of all the
 # guests (member K at the K-th address of SPINDLE_ADDRS), self = this guest.
 gen_config() {
