@@ -8,6 +8,17 @@
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 
+# addresses_not_kernel KEYS: it names one connection at least, and each
+# "addr 0x..." is below 2^47, where no x86-64 kernel address is
+addresses_not_kernel() {
+	n=0
+	for a in $(sed -n 's/.* addr \(0x[0-9a-f]*\)$/\1/p' "$1"); do
+		[ ${#a} -le 14 ] && [ $((a)) -lt $((1 << 47)) ] || return 1
+		n=$((n + 1))
+	done
+	[ $n -gt 0 ]
+}
+
 need_guests 3
 N=${SPINDLE_NODES:-1}
 spindle_load || exit 1
@@ -18,7 +29,7 @@ W=16
 [ "$SPINDLE_NODE" = 0 ] && W=8
 gen_config "$CFG" $G $PORT "subgroup 0 members all senders all window $W max_msg 64"
 dmesg -C
-ktap_plan 4
+ktap_plan 5
 ktap_check "spindlectl_up" build/bin/spindlectl up "$CFG"
 barrier handshake_up
 sleep 4
@@ -31,6 +42,18 @@ if [ "$SPINDLE_NODE" = 0 ]; then
 	dmesg | grep 'different configuration' | head -n 2 | sed 's/^/# /'
 else
 	ktap_check "agreeing_members_connect" [ "$ready" = "$(( 3 - SPINDLE_NODE ))" ]
+fi
+# Where the hello tells a peer to write is an address of the MR's own
+# (region.c), never this kernel's: on soft-RoCE the DMA address that
+# ib_map_mr_sg() leaves there is a kernel virtual address, which a peer
+# must not learn.  debugfs "keys": the first MR of each peer's connection.
+if [ "$SPINDLE_NODE" = 0 ]; then
+	ktap_result skip "peer_addresses_not_kernel" "guest 0 has no connection"
+else
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	keys=/sys/kernel/debug/spindle/group$G/keys
+	ktap_diag "keys: $(tr '\n' ';' <$keys)"
+	ktap_check "peer_addresses_not_kernel" addresses_not_kernel $keys
 fi
 barrier handshake_checked
 if [ "$SPINDLE_NODE" = 1 ]; then
