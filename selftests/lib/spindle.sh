@@ -58,16 +58,25 @@ dmesg_clean() {
 	! dmesg | grep -E 'BUG:|WARNING:|Oops|KASAN|UBSAN|general protection|unreferenced object|possible (circular|recursive) locking' >&2
 }
 
-# barrier NAME: wait (up to 120 s) until every guest of the run reached
-# NAME, through the folder all guests share.  One guest: no wait.
+# mark NAME: record in the folder all guests share that this guest got to
+# NAME, and go on (the host's --kill K@NAME+T counts from when every guest
+# did: scripts/vmcluster)
+mark() {
+	_d=${SPINDLE_SHARED:?}/barrier.$1
+	mkdir -p "$_d" && : >"$_d/${SPINDLE_NODE:?}"
+}
+
+# barrier NAME: mark NAME, then wait (up to 120 s) until every guest of the
+# run reached it.  One guest: no wait.  The guests are counted with a glob,
+# not ls | wc: a process start takes over a second on a debug guest.
 barrier() {
 	[ "${SPINDLE_NODES:-1}" -le 1 ] && return 0
-	_d=${SPINDLE_SHARED:?}/barrier.$1
-	mkdir -p "$_d" && : >"$_d/${SPINDLE_NODE:?}" || return 1
+	mark "$1" || return 1
+	_d=$SPINDLE_SHARED/barrier.$1
 	_i=0
-	while [ "$(ls "$_d" | wc -l)" -lt "$SPINDLE_NODES" ]; do
+	while set -- "$_d"/*; [ $# -lt "$SPINDLE_NODES" ]; do
 		_i=$((_i + 1))
-		[ $_i -gt 600 ] && { echo "barrier $1: timed out" >&2; return 1; }
+		[ $_i -gt 600 ] && { echo "barrier ${_d##*.}: timed out" >&2; return 1; }
 		sleep 0.2
 	done
 }
