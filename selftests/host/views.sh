@@ -86,12 +86,19 @@ OUT=${1:-build/views}
 # leader's stream began 2.7 s after the kill it was meant to see: its log
 # held nothing to check.  Counting from the first deliveries replaced the
 # 12 s those kills came later on the debug kernels.)
+# UNTIL: a kill's, a fault's or a partition's streams go on past SECS
+# until they saw the view change (views-guest --views 1); each gives up
+# WAIT s after SECS.  (Five debug guests on two cores took 30 to 80 s to
+# deliver their first messages: no fixed stream length held the change.)
 SECS=16
 SLACK=240
+WAIT=90
 if [ -n "${SPINDLE_VM_KERNEL:-}" ]; then
 	SECS=42
 	SLACK=600
+	WAIT=240
 fi
+UNTIL=(--views 1 --wait "$WAIT")
 SECS=${VIEWS_SECONDS:-$SECS}
 # five guests or more on the debug kernel suspect only after 20 s, not 8
 # (views-guest): their streams last that much longer
@@ -508,7 +515,7 @@ for sc in $scenarios; do
 		echo "# $name: kill $victims $at s after every stream delivered; node $fnode goes $faction once $fpoint in the change"
 		d=$OUT/$name
 		scripts/vmcluster -n $NODES --timeout $((SECS5 + SLACK)) --out "$d" "${kills[@]}" \
-			-- selftests/views-guest "$SECS5" "${hostile[@]}" >"$d.log" 2>&1
+			-- selftests/views-guest "${UNTIL[@]}" "$SECS5" "${hostile[@]}" >"$d.log" 2>&1
 		judge "$name" check_fault_run "$fnode" "$fpoint" ${victims//,/ } "$fnode"
 		continue
 	fi
@@ -520,7 +527,7 @@ for sc in $scenarios; do
 		d=$OUT/$name
 		scripts/vmcluster -n $NODES --timeout $((SECS5 + SLACK)) --out "$d" \
 			--partition "$victims@views_delivering+$at" \
-			-- selftests/views-guest "$SECS5" >"$d.log" 2>&1
+			-- selftests/views-guest "${UNTIL[@]}" "$SECS5" >"$d.log" 2>&1
 		judge "$name" check_partition "$d" ${victims//,/ }
 		continue
 	fi
@@ -562,8 +569,10 @@ for sc in $scenarios; do
 	[ "$hmode" = rejoin ] && secs=$((SECS + 8))
 	# the stall (twice suspect_ms) comes before its restart
 	[ "$hmode" = suspect ] && secs=$((SECS + 12))
+	until=()
+	[ -z "$hmode" ] && until=("${UNTIL[@]}")	# a kill
 	scripts/vmcluster -n 4 --timeout $((secs + SLACK)) --out "$d" "${kills[@]}" \
-		-- selftests/views-guest "$secs" "${hostile[@]}" >"$d.log" 2>&1
+		-- selftests/views-guest "${until[@]}" "$secs" "${hostile[@]}" >"$d.log" 2>&1
 	rc=$?
 	if [ "$hmode" = stall ]; then
 		judge "$name" check_no_change "$d" "$victims"

@@ -38,6 +38,7 @@ static uint64_t sent_msgs;
 static int use_producer = 1;
 static int copy_mode;
 static double run_seconds;
+static uint64_t min_views;	/* --views: the run also outlasts this many */
 /* across view changes: the receiver tells the sender */
 static volatile int own_end_seen;
 static volatile uint64_t views_seen;
@@ -48,6 +49,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: spindle-bw [options]\n%s"
 		"  --log FILE           log every delivered message\n"
 		"  --seconds S          send for S seconds instead of --messages\n"
+		"  --views N            with --seconds: and until N view records came\n"
+		"                       (a fault test's streams outlast the change)\n"
 		"  --copy               copy each message in and out (not in place)\n"
 		"  --no-producer        send with SEND system calls, not the producer page\n"
 		"  --join               this node joins a running group: each sender's\n"
@@ -71,7 +74,8 @@ static void *sender(void *arg)
 		uint64_t views = views_seen, stale = h->stale;
 		void *p;
 
-		if (run_seconds && stop && bench_now() >= stop)
+		if (run_seconds && stop && bench_now() >= stop &&
+		    views_seen >= min_views)
 			len = 0;		/* the end marker */
 		/*
 		 * A view change may drop the end marker: the view record
@@ -297,6 +301,9 @@ int main(int argc, char **argv)
 			   sscanf(argv[i + 1], "%" SCNu64, &seconds_arg) == 1 && seconds_arg) {
 			run_seconds = (double)seconds_arg;
 			i++;
+		} else if (!strcmp(argv[i], "--views") && i + 1 < argc &&
+			   sscanf(argv[i + 1], "%" SCNu64, &min_views) == 1) {
+			i++;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -318,6 +325,10 @@ int main(int argc, char **argv)
 	if (b.o.size > h->info.max_msg) {
 		fprintf(stderr, "spindle-bw: --size %u over the subgroup's max_msg %u\n",
 			b.o.size, h->info.max_msg);
+		return 2;
+	}
+	if (min_views && !run_seconds) {
+		fprintf(stderr, "spindle-bw: --views needs --seconds\n");
 		return 2;
 	}
 	if (run_seconds && (b.cfg.flags & SPINDLE_GROUP_BASELINE) &&
