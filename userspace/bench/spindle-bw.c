@@ -383,6 +383,7 @@ int main(int argc, char **argv)
 		for (k = 0; k < n; k++) {
 			const struct spindle_desc *d = &h->descs[k];
 			const void *p;
+			int repeat = 0;
 
 			if (d->flags & SPINDLE_DESC_VIEW) {
 				view_record(h, d, log, alive, ended, resync, next, &live, &ends);
@@ -395,10 +396,20 @@ int main(int argc, char **argv)
 				p = dst;
 			}
 			if (run_seconds && !d->len) {
-				if (d->rank < SPINDLE_MAX_MEMBERS && !ended[d->rank]) {
+				/*
+				 * A sender whose end marker a view change may
+				 * have dropped sends another: only the first is
+				 * logged, or each log would end wherever its
+				 * last batch happened to (a copy can come after
+				 * every sender ended).
+				 */
+				if (d->rank < SPINDLE_MAX_MEMBERS) {
+					repeat = ended[d->rank];
+					if (!repeat)
+						ends += alive[d->rank];
 					ended[d->rank] = 1;
-					ends += alive[d->rank];
 				}
+				delivered -= repeat;	/* not a message */
 				if ((int32_t)d->rank == h->info.my_rank)
 					own_end_seen = 1;
 				if (d->rank < SPINDLE_MAX_MEMBERS)
@@ -414,7 +425,7 @@ int main(int argc, char **argv)
 				next[d->rank]++;
 				resync[d->rank] = 0;
 			}
-			if (log)
+			if (log && !repeat)
 				fprintf(log, "%llu %u %llu %u %08x\n",
 					(unsigned long long)d->seq, d->rank,
 					(unsigned long long)d->index, d->len,
