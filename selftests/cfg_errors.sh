@@ -30,7 +30,7 @@ reject() {
 M0="member 0 $ME:7601"
 M1="member 1 10.77.0.201:7601"
 OK="subgroup 0 members all senders all window 8 max_msg 64"
-ktap_plan 20
+ktap_plan 22
 reject dup_member_id "member id" "group 71" "self 0" "$M0" "member 0 10.77.0.202:7601" "$OK"
 reject dup_member_addr "address" "group 71" "self 0" "$M0" "member 1 $ME:7601" "$OK"
 reject sg_member_not_in_group "subgroup members" "group 71" "self 0" "$M0" "$M1" \
@@ -59,5 +59,30 @@ printf '%s\n' "group 72" "self 0" "$M0" "$OK" >"$D/good.conf"
 build/bin/spindlectl up "$D/good.conf" >/dev/null 2>&1
 reject group_already_up "already up" "group 72" "self 0" "$M0" "$OK"
 ktap_check "good_config_still_comes_up" sh -c "build/bin/spindlectl show 72 | grep -q 'group 72: active' && build/bin/spindlectl down 72"
+
+# The largest group there is (32 members; 31 of them at addresses nobody
+# has) comes up on rxe: two connections per peer want 31 x 2 x 778 + 16 =
+# 48252 completion queue entries, more than rxe has; group up gives the CQ
+# what the device has and says so (spindle_device_fits), and the group
+# comes up and goes down with 31 connections still resolving.
+big=$D/largest.conf
+{
+	echo "group 73"
+	echo "self 0"
+	echo "member 0 $ME:7603"
+	for i in $(seq 1 31); do echo "member $i 10.77.0.$((100 + i)):7603"; done
+	echo "subgroup 0 members all senders 0 window 8 max_msg 64"
+} >"$big"
+dmesg -C
+build/bin/spindlectl up "$big" >"$D/largest.out" 2>&1
+rc=$?
+ktap_diag "largest group: up exit $rc: $(head -n 1 "$D/largest.out"); $(dmesg | grep -m1 'completion queues hold')"
+largest_up() {
+	[ "$rc" = 0 ] &&
+		[ "$(build/bin/spindlectl -j show 73 | jq '.[0].members | length')" = 32 ] &&
+		dmesg | grep -q 'completion queues hold [0-9]* entries, not 48252'
+}
+ktap_check "largest_group_up_on_rxe" largest_up
+ktap_check "largest_group_down" build/bin/spindlectl down 73
 spindle_unload
 ktap_finish
