@@ -88,8 +88,9 @@ OUT=${1:-build/views}
 # 12 s those kills came later on the debug kernels.)
 # UNTIL: a kill's, a fault's or a partition's streams go on past SECS
 # until they saw the view change (views-guest --views 1); each gives up
-# WAIT s after SECS.  (Five debug guests on two cores took 30 to 80 s to
-# deliver their first messages: no fixed stream length held the change.)
+# WAIT s after SECS.  (Five 6.12-rt debug guests on two cores took 27 to
+# 57 s to deliver their first messages: no fixed stream length held the
+# change.)
 SECS=16
 SLACK=240
 WAIT=90
@@ -569,10 +570,10 @@ for sc in $scenarios; do
 	[ "$hmode" = rejoin ] && secs=$((SECS + 8))
 	# the stall (twice suspect_ms) comes before its restart
 	[ "$hmode" = suspect ] && secs=$((SECS + 12))
-	until=()
-	[ -z "$hmode" ] && until=("${UNTIL[@]}")	# a kill
+	streams_until=()
+	[ -z "$hmode" ] && streams_until=("${UNTIL[@]}")	# a kill
 	scripts/vmcluster -n 4 --timeout $((secs + SLACK)) --out "$d" "${kills[@]}" \
-		-- selftests/views-guest "${until[@]}" "$secs" "${hostile[@]}" >"$d.log" 2>&1
+		-- selftests/views-guest "${streams_until[@]}" "$secs" "${hostile[@]}" >"$d.log" 2>&1
 	rc=$?
 	if [ "$hmode" = stall ]; then
 		judge "$name" check_no_change "$d" "$victims"
