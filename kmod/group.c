@@ -21,6 +21,7 @@
 #include <linux/sched/signal.h>
 #include <linux/cred.h>
 #include <linux/error-injection.h>
+#include <linux/moduleparam.h>
 
 #include "spindle.h"
 
@@ -34,6 +35,10 @@ DEFINE_MUTEX(spindle_groups_lock);
 LIST_HEAD(spindle_groups);
 static LIST_HEAD(spindle_groups_leaving);
 static DECLARE_WAIT_QUEUE_HEAD(spindle_groups_left);
+
+static unsigned int fault_cq_entries;
+module_param(fault_cq_entries, uint, 0644);
+MODULE_PARM_DESC(fault_cq_entries, "Testing only: give each group brought up from now on a completion queue of at most this many entries, so that it overruns (0: as deep as its connections need)");
 
 /* A group that is up, by id.  Caller holds spindle_groups_lock. */
 struct spindle_group *spindle_group_find(u32 id)
@@ -100,15 +105,18 @@ static void spindle_cq_event(struct ib_cq *cq, void *ctx)
 }
 
 /*
- * The CQ itself broke (an overrun): nothing on it can be trusted.  Maybe
- * from interrupt context: the predicate thread fails the group.
+ * The CQ itself broke (an overrun): completions were lost, so nothing on
+ * it can be trusted.  Maybe from interrupt context: the predicate thread
+ * stops this member.  The first event is kept and logged; an overrun
+ * reports itself again for every completion it loses.
  */
 static void spindle_cq_async_event(struct ib_event *ev, void *ctx)
 {
 	struct spindle_group *g = ctx;
 
+	if (cmpxchg(&g->cq_event, SPINDLE_CQ_FINE, ev->event) != SPINDLE_CQ_FINE)
+		return;
 	pr_err("group %u: completion queue: %s\n", g->id, ib_event_msg(ev->event));
-	WRITE_ONCE(g->cq_event, ev->event);
 	spindle_ring_doorbell(g);
 }
 
@@ -442,7 +450,7 @@ static void spindle_group_free(struct spindle_group *g)
 static int spindle_device_fits(struct spindle_group *g, u32 npeers, u32 *cqe)
 {
 	const struct ib_device_attr *a = &g->ibdev->attrs;
-	u32 want = npeers * SPINDLE_PEER_CONNS * SPINDLE_CONN_CQES + 16;
+	u32 want = npeers * SPINDLE_PEER_CONNS * SPINDLE_CONN_CQES + 16, cap;
 	const char *lack = NULL;
 
 	/* every counter push is a write with immediate: the peer's doorbell */
@@ -468,6 +476,12 @@ static int spindle_device_fits(struct spindle_group *g, u32 npeers, u32 *cqe)
 		pr_warn("group %u: %s completion queues hold %d entries, not %u: reconnections must not pile up\n",
 			g->id, dev_name(&g->ibdev->dev), a->max_cqe, want);
 		want = a->max_cqe;
+	}
+	cap = READ_ONCE(fault_cq_entries);
+	if (unlikely(cap) && cap < want) {
+		want = cap;
+		pr_warn("group %u: fault injection: a completion queue of %u entries\n",
+			g->id, want);
 	}
 	*cqe = want;
 	return 0;
@@ -518,6 +532,7 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	g->me = sp_cfg_member_index(cfg, cfg->self_id);
 	g->cfg_hash = spindle_cfg_hash(cfg);
 	g->fault_member = -1;
+	g->cq_event = SPINDLE_CQ_FINE;
 	g->state = SPINDLE_GROUP_CONNECTING;
 	spin_lock_init(&g->peer_lock);
 	INIT_LIST_HEAD(&g->zombies);

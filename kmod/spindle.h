@@ -59,6 +59,8 @@
 #define SPINDLE_PROTO_VERSION	1
 #define SPINDLE_CM_MAGIC	0x53504e44	/* "SPND" */
 #define SPINDLE_MAX_MINORS	256
+/* g->cq_event while the CQ is sound (ib_event_type has no such value) */
+#define SPINDLE_CQ_FINE		(-1)
 
 /* ---- peers (peer.c) and their connections (conn.h) ---- */
 
@@ -203,7 +205,7 @@ struct spindle_group {
 	struct ib_device *ibdev;
 	struct ib_cq *cq;		/* every connection's, polled by the thread */
 	struct list_head zombies;	/* connections that did not drain (peer_lock) */
-	int cq_event;			/* the CQ broke: its event (any context) */
+	int cq_event;			/* SPINDLE_CQ_FINE, or the event that broke the CQ */
 	struct ib_wc wc[16];		/* the predicate thread's CQ batch */
 	spinlock_t peer_lock;		/* peer states, cm ids, state */
 	struct spindle_peer *peers[SP_MAX_MEMBERS];	/* by member index */
@@ -332,6 +334,7 @@ void spindle_sg_consumers_reset(struct spindle_sg *sg);
 int spindle_view_init(struct spindle_group *g);
 void spindle_view_free(struct spindle_group *g);
 void spindle_view_start(struct spindle_group *g);
+void spindle_view_stop(struct spindle_group *g, const char *why);
 int spindle_view_pass(struct spindle_group *g);
 bool spindle_view_engines_run(const struct spindle_group *g);
 void spindle_view_push_rows(struct spindle_group *g);

@@ -755,6 +755,24 @@ int spindle_view_pass(struct spindle_group *g)
 	return work;
 }
 
+/**
+ * spindle_view_stop - this member stops, for a cause of its own
+ * @g: group
+ * @why: for the log (its completion queue broke, say)
+ *
+ * As when it finds itself without a majority: no more sends in this
+ * group, and its connections go down so that the others see it go at
+ * once.  Once; later calls do nothing.
+ * Context: the predicate thread.
+ */
+void spindle_view_stop(struct spindle_group *g, const char *why)
+{
+	if (READ_ONCE(g->vc_on))
+		sp_vc_stop(&g->vc, &spindle_vc_ops, g, why);
+	else
+		spindle_group_fail(g, -1, why);
+}
+
 /* May the engines run?  Not between the drain and the reset. */
 bool spindle_view_engines_run(const struct spindle_group *g)
 {

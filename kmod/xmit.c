@@ -749,8 +749,8 @@ static int spindle_pass(struct spindle_group *g)
 	u32 i, s;
 
 	atomic_set(&g->doorbell, 0);
-	if (unlikely(READ_ONCE(g->cq_event)))
-		spindle_group_fail(g, -1, ib_event_msg(READ_ONCE(g->cq_event)));
+	if (unlikely(READ_ONCE(g->cq_event) != SPINDLE_CQ_FINE))
+		spindle_view_stop(g, "its completion queue broke");
 	/*
 	 * Connections as they are now: new ones adopted (their hellos sent,
 	 * ready ones taken in), those that went down let go of.

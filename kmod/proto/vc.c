@@ -201,6 +201,25 @@ static int sp_vc_fail(struct sp_vc *vc, const struct sp_vc_ops *ops, void *ctx,
 	return 1;
 }
 
+/**
+ * sp_vc_stop - this member stops for a cause outside the view change
+ * @vc: view change state
+ * @ops: the glue (->fail is called)
+ * @ctx: its context
+ * @why: for the log
+ *
+ * As when it finds itself without a majority: the state machine takes no
+ * more steps.  Once; a member that already stopped is left as it is.
+ * Return: whether it stopped now.
+ */
+int sp_vc_stop(struct sp_vc *vc, const struct sp_vc_ops *ops, void *ctx,
+	       const char *why)
+{
+	if (vc->phase == SP_VC_FAILED)
+		return 0;
+	return sp_vc_fail(vc, ops, ctx, why);
+}
+
 /* The leader: propose, or commit what every survivor echoed. */
 static int sp_vc_lead(struct sp_vc *vc, struct sp_row_hdr *mine,
 		      const struct sp_row_hdr *rows, const struct sp_vc_ops *ops,

@@ -117,6 +117,8 @@ void sp_vc_row_init(struct sp_vc *vc, struct sp_row_hdr *mine, u64 incarnation);
 int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 	       const struct sp_row_hdr *rows, const struct sp_vc_ops *ops,
 	       void *ctx);
+int sp_vc_stop(struct sp_vc *vc, const struct sp_vc_ops *ops, void *ctx,
+	       const char *why);
 int sp_vc_row_check(const struct sp_row_hdr *old, const struct sp_row_hdr *new,
 		    u32 nconf);
 

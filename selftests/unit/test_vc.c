@@ -235,6 +235,35 @@ TEST(minority_stops)
 	}
 }
 
+/*
+ * A member stops for a cause of its own (its completion queue broke): once,
+ * and it takes no more steps; the others take it out and go on.
+ */
+TEST(member_stops_of_its_own_accord)
+{
+	static struct sim s;
+	u32 i;
+
+	start(&s, 4, 3, 200);
+	ASSERT_GE(sim_run(&s, 80), 0);
+	ASSERT_EQ(sp_vc_stop(&s.node[3].vc, &simvc_ops, &simvc_ctx[3], "test"), 1);
+	EXPECT_TRUE(s.node[3].failed);
+	EXPECT_EQ(s.node[3].vc.phase, SP_VC_FAILED);
+	s.node[3].failed = 0;
+	EXPECT_EQ(sp_vc_stop(&s.node[3].vc, &simvc_ops, &simvc_ctx[3], "again"), 0);
+	EXPECT_FALSE(s.node[3].failed);
+	EXPECT_EQ(sim_vc_pass(&s, 3), 0);
+	sim_kill(&s, 3);
+	s.node[1].vc.local_suspects |= 0x8;
+	ASSERT_GE(sim_run(&s, 100000), 0);
+	for (i = 0; i < 3; i++) {
+		EXPECT_FALSE(s.node[i].failed);
+		EXPECT_EQ(s.node[i].vc.view, 2);
+		EXPECT_EQ(s.node[i].vc.members, 0x7);
+	}
+	sim_free(&s);
+}
+
 /* Two members, one dies: the survivor stops unless told otherwise. */
 TEST(two_members_survivor_stops_by_default)
 {
