@@ -21,6 +21,7 @@
 #include <linux/module.h>
 #include <linux/fs.h>
 #include <linux/cdev.h>
+#include <linux/delay.h>
 #include <linux/error-injection.h>
 #include <linux/idr.h>
 #include <linux/mm.h>
@@ -38,6 +39,11 @@ static dev_t spindle_devt;
 static struct cdev spindle_cdev;
 static DEFINE_MUTEX(spindle_minor_lock);
 static DEFINE_IDR(spindle_minors);
+
+#define FAULT_SEND_DELAY_MAX_MS	60000
+static unsigned int fault_send_delay_ms;
+module_param(fault_send_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_send_delay_ms, "Testing only: a SEND that reserved slots waits this long (ms, at most 60000) before it records them, so that a view change comes in between");
 
 struct spindle_range {
 	u64 first;
@@ -366,6 +372,9 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 			ret = n;
 			goto out;
 		}
+		if (unlikely(READ_ONCE(fault_send_delay_ms)))
+			msleep_interruptible(min_t(u32, READ_ONCE(fault_send_delay_ms),
+						   FAULT_SEND_DELAY_MAX_MS));
 		spindle_res_push(f, arg.first, n);
 		arg.reserved_count = n;
 	}

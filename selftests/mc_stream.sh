@@ -33,6 +33,11 @@
 # a reader from a smaller view (3 guests or more): guest 0's reader
 # subscribes while the last guest is out, and holds back while every guest,
 # the last one back, streams twice its window: it must get all of them.
+# Last, a reservation across a view change (3 guests or more): guest 0's
+# SEND reserves a slot and, held there by fault_send_delay_ms, records it
+# only after the last guest left and the view changed; marking it must say
+# ESTALE once, and the file must send again at once (selftests/guest/
+# stale_send).
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
@@ -40,7 +45,7 @@
 spindle_load || exit 1
 T="--timeout 120"
 N=${SPINDLE_NODES:-1}
-ktap_plan 16
+ktap_plan 17
 bw_run ordered_all_1k_w100   --group 11 --port "$(bw_port 1)" --senders all --messages 1500 --size 1024 --window 100 $T
 bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages 300 --size 1 --window 1 --no-producer $T
 bw_run ordered_one_max_w8    --group 13 --port "$(bw_port 3)" --senders one --messages 400 --size 8192 --window 8 $T
@@ -205,9 +210,42 @@ smaller_view() {
 	build/bin/spindlectl down 22 >/dev/null
 	[ $_rc = 0 ]
 }
+# reserve_across_view: guest 0's reservation is voided by a view change
+# while its SEND still makes it (5 s of fault_send_delay_ms, 20 s on a debug
+# guest); the last guest leaves a second after that SEND began
+reserve_across_view() {
+	CFG=${SPINDLE_OUT:-/tmp}/reserve_across_view.conf
+	_o=${SPINDLE_OUT:-/tmp}/reserve_across_view
+	_rc=0
+	gen_config "$CFG" 23 "$(bw_port 13)" \
+		"subgroup 0 members all senders all window 8 max_msg 256 mode ordered"
+	up_active "$CFG" 23 || return 1
+	rm -f "$_o.ready"
+	if [ "$SPINDLE_NODE" = 0 ]; then
+		_d=5000
+		on_debug_kernel && _d=20000
+		build/selftests/stale_send "$CFG" "$_o.ready" $_d >"$_o.out" 2>&1 &
+		_pid=$!
+		wait_file "$_o.ready"
+	fi
+	barrier reserve_across_view || return 1
+	if [ "$SPINDLE_NODE" = $((N - 1)) ]; then
+		sleep 1
+		build/bin/spindlectl down 23 || return 1
+		barrier reserve_across_view_done
+		return
+	fi
+	if [ "$SPINDLE_NODE" = 0 ]; then
+		wait $_pid || _rc=1
+		ktap_diag "reserve_across_view: $(cat "$_o.out") (exit $_rc)"
+	fi
+	barrier reserve_across_view_done
+	build/bin/spindlectl down 23 >/dev/null
+	[ $_rc = 0 ]
+}
 if [ "$N" -lt 3 ]; then
 	for t in reader_after_a_view_change send_after_view_record send_after_view_record_syscalls \
-		reader_from_a_smaller_view; do
+		reader_from_a_smaller_view reservation_voided_while_made; do
 		ktap_result skip "$t" "needs 3 guests: one leaves, two go on"
 	done
 else
@@ -216,6 +254,7 @@ else
 	ktap_check "send_after_view_record_syscalls" \
 		send_after_view send_after_view_record_syscalls 21 11 --no-producer
 	ktap_check "reader_from_a_smaller_view" smaller_view
+	ktap_check "reservation_voided_while_made" reserve_across_view
 fi
 spindle_unload
 ktap_finish
