@@ -36,6 +36,11 @@ LIST_HEAD(spindle_groups);
 static LIST_HEAD(spindle_groups_leaving);
 static DECLARE_WAIT_QUEUE_HEAD(spindle_groups_left);
 
+#define FAULT_UP_DELAY_MAX_MS	60000
+static unsigned int fault_up_delay_ms;
+module_param(fault_up_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_up_delay_ms, "Testing only: a group up waits this long (ms, at most 60000) once its devices exist, before its thread and listener, so that files open on a group still coming up");
+
 static unsigned int fault_cq_entries;
 module_param(fault_cq_entries, uint, 0644);
 MODULE_PARM_DESC(fault_cq_entries, "Testing only: give each group brought up from now on a completion queue of at most this many entries, so that it overruns (0: as deep as its connections need)");
@@ -595,6 +600,9 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		if (ret)
 			goto fail;
 	}
+	if (unlikely(READ_ONCE(fault_up_delay_ms)))
+		msleep_interruptible(min_t(u32, READ_ONCE(fault_up_delay_ms),
+					   FAULT_UP_DELAY_MAX_MS));
 	ret = spindle_thread_create(g);
 	if (ret)
 		goto fail;

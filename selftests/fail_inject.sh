@@ -12,6 +12,11 @@
 #                     errno, no group and no /dev/spindleN is left, and the
 #                     same configuration comes up right after and carries
 #                     messages;
+#   file_open_while_up_fails  a file opened on a group's device while its
+#                     up is held after the devices exist (fault_up_delay_ms)
+#                     sees the group go when the listener then fails: poll
+#                     says POLLHUP, RECV says ENOTCONN (selftests/guest/
+#                     up_hup);
 #   rejoin_retried    (cluster) guest 0 leaves and comes back, and the
 #                     first connection each other guest makes for its
 #                     rejoin cannot be allocated: the attempt is retried
@@ -35,7 +40,7 @@ mkdir -p "$D"
 dmesg -C
 kml=0
 kmemleak_reset && kml=1
-ktap_plan $((N > 1 ? 8 : 7))
+ktap_plan $((N > 1 ? 9 : 8))
 
 # arm FN ERRNO [NTH]: the NTH call of FN (default the next) returns
 # -ERRNO (0: NULL), once
@@ -114,6 +119,20 @@ up_fails() {
 up_fails group_up_fails_second_device spindle_sgdev_add 28 "No space left on device" 2
 up_fails group_up_fails_thread spindle_thread_create 11 "Resource temporarily unavailable"
 up_fails group_up_fails_listen spindle_listen 98 "Address already in use"
+
+# --- a file open on a group that fails to come up sees it go ---------------
+P=/sys/module/spindle/parameters
+echo 3000 >$P/fault_up_delay_ms
+arm spindle_listen 98
+$CTL up "$CFG" >"$D/hup.up" 2>&1 &
+up=$!
+build/selftests/up_hup 74 0 20000 >"$D/hup.out" 2>&1
+rc=$?
+wait $up
+disarm
+echo 0 >$P/fault_up_delay_ms
+ktap_diag "file_open_while_up_fails: $(cat "$D/hup.out" "$D/hup.up" | tr '\n' ' ')"
+ktap_check "file_open_while_up_fails" [ $rc = 0 ]
 
 # --- rejoin_retried: guest 0 leaves and comes back -------------------------
 # The members with higher ids connect to it (spindle_peer_init: the higher
