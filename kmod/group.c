@@ -36,10 +36,14 @@ LIST_HEAD(spindle_groups);
 static LIST_HEAD(spindle_groups_leaving);
 static DECLARE_WAIT_QUEUE_HEAD(spindle_groups_left);
 
-#define FAULT_UP_DELAY_MAX_MS	60000
+#define FAULT_DELAY_MAX_MS	60000
 static unsigned int fault_up_delay_ms;
 module_param(fault_up_delay_ms, uint, 0644);
 MODULE_PARM_DESC(fault_up_delay_ms, "Testing only: a group up waits this long (ms, at most 60000) once its devices exist, before its thread and listener, so that files open on a group still coming up");
+
+static unsigned int fault_active_delay_ms;
+module_param(fault_active_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_active_delay_ms, "Testing only: a group whose members all connected waits this long (ms, at most 60000) before it becomes active, so that a member can fail meanwhile");
 
 static unsigned int fault_cq_entries;
 module_param(fault_cq_entries, uint, 0644);
@@ -238,7 +242,7 @@ void spindle_group_fail(struct spindle_group *g, s32 member_idx,
 /* Called by the kthread: all peers READY makes the group ACTIVE. */
 void spindle_group_check_active(struct spindle_group *g)
 {
-	u32 i;
+	u32 i, hold;
 
 	if (READ_ONCE(g->state) != SPINDLE_GROUP_CONNECTING || READ_ONCE(g->vc_on))
 		return;
@@ -254,6 +258,12 @@ void spindle_group_check_active(struct spindle_group *g)
 		if (i != g->me && g->peers[i]->kc &&
 		    READ_ONCE(g->peers[i]->kc->peer_in_view))
 			return;
+	hold = min_t(u32, READ_ONCE(fault_active_delay_ms), FAULT_DELAY_MAX_MS);
+	if (unlikely(hold)) {
+		pr_warn("group %u: fault injection: every member connected; active in %u ms\n",
+			g->id, hold);
+		msleep(hold);
+	}
 	if (!spindle_group_move(g, SPINDLE_GROUP_ACTIVE))
 		return;		/* it failed meanwhile */
 	pr_info("group %u: all %u members connected\n", g->id, g->cfg.nmembers);
@@ -602,7 +612,7 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	}
 	if (unlikely(READ_ONCE(fault_up_delay_ms)))
 		msleep_interruptible(min_t(u32, READ_ONCE(fault_up_delay_ms),
-					   FAULT_UP_DELAY_MAX_MS));
+					   FAULT_DELAY_MAX_MS));
 	ret = spindle_thread_create(g);
 	if (ret)
 		goto fail;

@@ -24,7 +24,12 @@
 #                  (fault_cq_entries), so that under traffic it overruns:
 #                  the device reports it once, guest 0 stops in that group
 #                  (EIO) and says why, and the two others go on in a view
-#                  without it.
+#                  without it;
+#   failed_stays_failed  a group of guests 0 and 1: guest 0 holds its group
+#                  3 s (debug: 10 s) between seeing every member connected and becoming
+#                  active (fault_active_delay_ms), guest 1 leaves meanwhile:
+#                  guest 0's group failed, and must stay failed, not become
+#                  active after the hold.
 # The kernel log must stay clean throughout.
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
@@ -36,7 +41,7 @@ ROUNDS=${LIFECYCLE_ROUNDS:-3}
 CTL=build/bin/spindlectl
 OUT=${SPINDLE_OUT:-/tmp}
 
-ktap_plan $((ROUNDS + 13))
+ktap_plan $((ROUNDS + 14))
 spindle_load || exit 1
 dmesg -C
 
@@ -163,6 +168,53 @@ else
 	ktap_result skip "cq_overrun_reported_once" "guest 0's queue overruns"
 fi
 barrier cq_overrun_done
+
+# --- failed_stays_failed: guest 1 leaves while guest 0 is about to be active
+g=67
+h=$SPINDLE_SHARED/barrier.failed_stays_failed_held/0
+if [ "$SPINDLE_NODE" -le 1 ]; then
+	printf 'group %d\nself %d\nmember 0 %s:%d\nmember 1 %s:%d\n%s\n' $g "$SPINDLE_NODE" \
+		"$(echo "$SPINDLE_ADDRS" | cut -d' ' -f1)" "$(bw_port $g)" \
+		"$(echo "$SPINDLE_ADDRS" | cut -d' ' -f2)" "$(bw_port $g)" \
+		"subgroup 0 members all senders all window 8 max_msg 64" >"$OUT/g$g.conf"
+fi
+hold=3		# s; a process start takes a second or more on a debug guest
+on_debug_kernel && hold=10
+[ "$SPINDLE_NODE" = 0 ] && echo $((hold * 1000)) >$P/fault_active_delay_ms
+barrier failed_stays_failed
+case "$SPINDLE_NODE" in
+0)
+	$CTL up "$OUT/g$g.conf" >/dev/null
+	i=0
+	until dmesg | grep -q "group $g: fault injection: every member connected"; do
+		i=$((i + 1))
+		[ $i -gt 300 ] && break
+		sleep 0.1
+	done
+	mark failed_stays_failed_held
+	sleep $((hold + 3))	# the hold, and then some
+	echo 0 >$P/fault_active_delay_ms
+	state=$($CTL -j show $g 2>/dev/null | jq -r '.[0].state')
+	dmesg | grep "group $g: " | grep -v "connected to\|ready$" | sed 's/^/# /'
+	ktap_diag "failed_stays_failed: group $g is $state"
+	ktap_check "failed_stays_failed" [ "$state" = failed ]
+	;;
+1)
+	$CTL up "$OUT/g$g.conf" >/dev/null
+	i=0
+	while [ ! -e "$h" ] && [ $i -lt 300 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	$CTL down $g >/dev/null
+	ktap_result skip "failed_stays_failed" "guest 0's group is the one held"
+	;;
+*)
+	ktap_result skip "failed_stays_failed" "a group of guests 0 and 1"
+	;;
+esac
+barrier failed_stays_failed_done
+$CTL down $g >/dev/null 2>&1
 ktap_check "kernel_log_clean" dmesg_clean
 spindle_unload
 ktap_finish
