@@ -495,7 +495,8 @@ void spindle_conn_fail_later(struct spindle_conn *conn, const char *why)
  * Move the QP to the error state and wait until a marker on each queue,
  * posted after everything else, has completed: then nothing of this QP is
  * left in the CQ, or will ever be (ib_drain_qp(), with a bound, for a CQ
- * that the predicate thread polls).
+ * that the predicate thread polls).  Not when the CQ broke: its
+ * completions are lost, the markers' too (-EIO at once, not a timeout).
  */
 static int spindle_conn_drain(struct spindle_conn *conn)
 {
@@ -513,6 +514,8 @@ static int spindle_conn_drain(struct spindle_conn *conn)
 	ret = ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
 	if (ret)
 		return ret;
+	if (READ_ONCE(conn->peer->g->cq_event) != SPINDLE_CQ_FINE)
+		return -EIO;
 	ret = ib_post_send(conn->qp, &swr.wr, NULL);
 	if (!ret)
 		ret = ib_post_recv(conn->qp, &rwr, NULL);
