@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Testing only: phase-exact faults in view changes (fault.c).
+ * Testing only: phase-exact faults in view changes (fault.c), and holds
+ * that keep a window open for a test (fault_hold.c).
  */
 #ifndef SPINDLE_FAULT_H
 #define SPINDLE_FAULT_H
@@ -44,6 +45,17 @@ struct spindle_fault {
 	bool dropped;			/* DIE: the connections went down */
 	u64 fired_at;			/* ns */
 };
+
+/* Holds that keep a window open for a test (fault_hold.c). */
+enum spindle_fault_hold {
+	SPINDLE_HOLD_SEND,		/* a SEND reserved, not yet recorded */
+	SPINDLE_HOLD_UP,		/* a group up: its devices exist */
+	SPINDLE_HOLD_ACTIVE,		/* every member connected, not yet active */
+	SPINDLE_HOLD_NPOINTS,
+};
+
+void spindle_fault_hold(enum spindle_fault_hold h, u32 group);
+u32 spindle_fault_cq_entries(u32 want, u32 group);
 
 void spindle_fault_init(struct spindle_group *g);
 void spindle_fault_reached(struct spindle_group *g, enum spindle_fault_point p);

@@ -21,7 +21,6 @@
 #include <linux/sched/signal.h>
 #include <linux/cred.h>
 #include <linux/error-injection.h>
-#include <linux/moduleparam.h>
 
 #include "spindle.h"
 
@@ -35,19 +34,6 @@ DEFINE_MUTEX(spindle_groups_lock);
 LIST_HEAD(spindle_groups);
 static LIST_HEAD(spindle_groups_leaving);
 static DECLARE_WAIT_QUEUE_HEAD(spindle_groups_left);
-
-#define FAULT_DELAY_MAX_MS	60000
-static unsigned int fault_up_delay_ms;
-module_param(fault_up_delay_ms, uint, 0644);
-MODULE_PARM_DESC(fault_up_delay_ms, "Testing only: a group up waits this long (ms, at most 60000) once its devices exist, before its thread and listener, so that files open on a group still coming up");
-
-static unsigned int fault_active_delay_ms;
-module_param(fault_active_delay_ms, uint, 0644);
-MODULE_PARM_DESC(fault_active_delay_ms, "Testing only: a group whose members all connected waits this long (ms, at most 60000) before it becomes active, so that a member can fail meanwhile");
-
-static unsigned int fault_cq_entries;
-module_param(fault_cq_entries, uint, 0644);
-MODULE_PARM_DESC(fault_cq_entries, "Testing only: give each group brought up from now on a completion queue of at most this many entries, so that it overruns (0: as deep as its connections need)");
 
 /* A group that is up, by id.  Caller holds spindle_groups_lock. */
 struct spindle_group *spindle_group_find(u32 id)
@@ -242,7 +228,7 @@ void spindle_group_fail(struct spindle_group *g, s32 member_idx,
 /* Called by the kthread: all peers READY makes the group ACTIVE. */
 void spindle_group_check_active(struct spindle_group *g)
 {
-	u32 i, hold;
+	u32 i;
 
 	if (READ_ONCE(g->state) != SPINDLE_GROUP_CONNECTING || READ_ONCE(g->vc_on))
 		return;
@@ -258,12 +244,7 @@ void spindle_group_check_active(struct spindle_group *g)
 		if (i != g->me && g->peers[i]->kc &&
 		    READ_ONCE(g->peers[i]->kc->peer_in_view))
 			return;
-	hold = min_t(u32, READ_ONCE(fault_active_delay_ms), FAULT_DELAY_MAX_MS);
-	if (unlikely(hold)) {
-		pr_warn("group %u: fault injection: every member connected; active in %u ms\n",
-			g->id, hold);
-		msleep(hold);
-	}
+	spindle_fault_hold(SPINDLE_HOLD_ACTIVE, g->id);
 	if (!spindle_group_move(g, SPINDLE_GROUP_ACTIVE))
 		return;		/* it failed meanwhile */
 	pr_info("group %u: all %u members connected\n", g->id, g->cfg.nmembers);
@@ -465,7 +446,7 @@ static void spindle_group_free(struct spindle_group *g)
 static int spindle_device_fits(struct spindle_group *g, u32 npeers, u32 *cqe)
 {
 	const struct ib_device_attr *a = &g->ibdev->attrs;
-	u32 want = npeers * SPINDLE_PEER_CONNS * SPINDLE_CONN_CQES + 16, cap;
+	u32 want = npeers * SPINDLE_PEER_CONNS * SPINDLE_CONN_CQES + 16;
 	const char *lack = NULL;
 
 	/* every counter push is a write with immediate: the peer's doorbell */
@@ -492,13 +473,7 @@ static int spindle_device_fits(struct spindle_group *g, u32 npeers, u32 *cqe)
 			g->id, dev_name(&g->ibdev->dev), a->max_cqe, want);
 		want = a->max_cqe;
 	}
-	cap = READ_ONCE(fault_cq_entries);
-	if (unlikely(cap) && cap < want) {
-		want = cap;
-		pr_warn("group %u: fault injection: a completion queue of %u entries\n",
-			g->id, want);
-	}
-	*cqe = want;
+	*cqe = spindle_fault_cq_entries(want, g->id);
 	return 0;
 }
 
@@ -538,6 +513,7 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	u32 i, s, npeers = cfg->nmembers - 1;
 	int ret;
 
+	lockdep_assert_held(&spindle_groups_lock);
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
 	if (!g)
 		return -ENOMEM;
@@ -610,9 +586,7 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		if (ret)
 			goto fail;
 	}
-	if (unlikely(READ_ONCE(fault_up_delay_ms)))
-		msleep_interruptible(min_t(u32, READ_ONCE(fault_up_delay_ms),
-					   FAULT_DELAY_MAX_MS));
+	spindle_fault_hold(SPINDLE_HOLD_UP, g->id);
 	ret = spindle_thread_create(g);
 	if (ret)
 		goto fail;

@@ -21,7 +21,6 @@
 #include <linux/module.h>
 #include <linux/fs.h>
 #include <linux/cdev.h>
-#include <linux/delay.h>
 #include <linux/error-injection.h>
 #include <linux/idr.h>
 #include <linux/mm.h>
@@ -39,11 +38,6 @@ static dev_t spindle_devt;
 static struct cdev spindle_cdev;
 static DEFINE_MUTEX(spindle_minor_lock);
 static DEFINE_IDR(spindle_minors);
-
-#define FAULT_SEND_DELAY_MAX_MS	60000
-static unsigned int fault_send_delay_ms;
-module_param(fault_send_delay_ms, uint, 0644);
-MODULE_PARM_DESC(fault_send_delay_ms, "Testing only: a SEND that reserved slots waits this long (ms, at most 60000) before it records them, so that a view change comes in between");
 
 struct spindle_range {
 	u64 first;
@@ -83,6 +77,7 @@ static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
 	u64 tail = f->qtail;
 	unsigned int i;
 
+	lockdep_assert_held(&f->sg->cons_lock);
 	for (i = 0; i < n; i++) {
 		struct spindle_desc *d;
 
@@ -105,7 +100,7 @@ static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
 	wake_up_interruptible(&f->sg->recv_wq);
 }
 
-/* Consumer callback: a view record, in its place in the stream. */
+/* Consumer callback: a view record, in its place in the stream (cons_lock held). */
 static void spindle_file_view(struct spindle_consumer *c, void *priv,
 			      const struct spindle_view_rec *v)
 {
@@ -113,6 +108,7 @@ static void spindle_file_view(struct spindle_consumer *c, void *priv,
 	u64 tail = f->qtail;
 	struct spindle_desc *d;
 
+	lockdep_assert_held(&f->sg->cons_lock);
 	/* as in spindle_file_deliver(): RECV is done with the slot */
 	if (WARN_ON_ONCE(tail - smp_load_acquire(&f->qhead) >= f->qcap))
 		return;
@@ -372,9 +368,7 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 			ret = n;
 			goto out;
 		}
-		if (unlikely(READ_ONCE(fault_send_delay_ms)))
-			msleep_interruptible(min_t(u32, READ_ONCE(fault_send_delay_ms),
-						   FAULT_SEND_DELAY_MAX_MS));
+		spindle_fault_hold(SPINDLE_HOLD_SEND, sg->group_id);
 		spindle_res_push(f, arg.first, n);
 		arg.reserved_count = n;
 	}

@@ -762,7 +762,8 @@ int spindle_view_pass(struct spindle_group *g)
  *
  * As when it finds itself without a majority: no more sends in this
  * group, and its connections go down so that the others see it go at
- * once.  Once; later calls do nothing.
+ * once.  A group still forming fails as it does when a member fails
+ * (spindle_group_fail()).  Once; later calls do nothing.
  * Context: the predicate thread.
  */
 void spindle_view_stop(struct spindle_group *g, const char *why)

@@ -186,7 +186,7 @@ case "$SPINDLE_NODE" in
 0)
 	$CTL up "$OUT/g$g.conf" >/dev/null
 	i=0
-	until dmesg | grep -q "group $g: fault injection: every member connected"; do
+	until dmesg | grep -q "group $g: fault injection: held .* before it becomes active"; do
 		i=$((i + 1))
 		[ $i -gt 300 ] && break
 		sleep 0.1

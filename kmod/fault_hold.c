@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Testing only: holds that keep a window open between two steps, so that
+ * a test can make something happen inside it (a view change while a SEND
+ * records its reservations, a file opened on a group still coming up, a
+ * member that fails while its group is about to become active), and a
+ * completion queue small enough to overrun.  Each is a module parameter,
+ * 0 (off) unless a test sets it; a hold lasts a minute at most.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/minmax.h>
+#include <linux/moduleparam.h>
+#include <linux/printk.h>
+
+#include "fault.h"
+
+#define HOLD_MAX_MS	60000
+
+static unsigned int fault_send_delay_ms;
+module_param(fault_send_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_send_delay_ms, "Testing only: a SEND that reserved slots waits this long (ms, at most 60000) before it records them, so that a view change comes in between");
+
+static unsigned int fault_up_delay_ms;
+module_param(fault_up_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_up_delay_ms, "Testing only: a group up waits this long (ms, at most 60000) once its devices exist, before its thread and listener, so that files open on a group still coming up");
+
+static unsigned int fault_active_delay_ms;
+module_param(fault_active_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_active_delay_ms, "Testing only: a group whose members all connected waits this long (ms, at most 60000) before it becomes active, so that a member can fail meanwhile");
+
+static unsigned int fault_cq_entries;
+module_param(fault_cq_entries, uint, 0644);
+MODULE_PARM_DESC(fault_cq_entries, "Testing only: give each group brought up from now on a completion queue of at most this many entries, so that it overruns (0: as deep as its connections need)");
+
+static unsigned int *const spindle_holds[SPINDLE_HOLD_NPOINTS] = {
+	[SPINDLE_HOLD_SEND] = &fault_send_delay_ms,
+	[SPINDLE_HOLD_UP] = &fault_up_delay_ms,
+	[SPINDLE_HOLD_ACTIVE] = &fault_active_delay_ms,
+};
+
+static const char *const spindle_hold_where[SPINDLE_HOLD_NPOINTS] = {
+	[SPINDLE_HOLD_SEND] = "after a SEND reserved",
+	[SPINDLE_HOLD_UP] = "once its devices exist",
+	[SPINDLE_HOLD_ACTIVE] = "before it becomes active",
+};
+
+/**
+ * spindle_fault_hold - wait here as long as a test asks
+ * @h: which hold
+ * @group: the group's id, for the log
+ *
+ * Context: process context (the predicate thread too): sleeps.
+ */
+void spindle_fault_hold(enum spindle_fault_hold h, u32 group)
+{
+	u32 ms = min_t(u32, READ_ONCE(*spindle_holds[h]), HOLD_MAX_MS);
+
+	if (likely(!ms))
+		return;
+	pr_warn("group %u: fault injection: held %u ms %s\n", group, ms,
+		spindle_hold_where[h]);
+	msleep_interruptible(ms);
+}
+
+/**
+ * spindle_fault_cq_entries - the completion queue a new group gets
+ * @want: entries its connections need
+ * @group: the group's id, for the log
+ *
+ * Return: @want, or less when a test asks for an overrun.
+ */
+u32 spindle_fault_cq_entries(u32 want, u32 group)
+{
+	u32 cap = READ_ONCE(fault_cq_entries);
+
+	if (likely(!cap || cap >= want))
+		return want;
+	pr_warn("group %u: fault injection: a completion queue of %u entries\n",
+		group, cap);
+	return cap;
+}
