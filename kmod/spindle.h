@@ -320,7 +320,7 @@ void spindle_peer_conn_lost(struct spindle_peer *peer, const char *why,
 int spindle_thread_fn(void *data);
 void spindle_thread_sync(struct spindle_group *g);
 bool spindle_peer_ready(struct spindle_peer *peer);
-u32 spindle_peer_room(const struct spindle_peer *peer);
+u32 spindle_peer_writes(const struct spindle_peer *peer);
 void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 			const struct sp_wr *w);
 int spindle_peer_flush(struct spindle_peer *peer);

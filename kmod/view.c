@@ -817,7 +817,7 @@ void spindle_view_push_rows(struct spindle_group *g)
 
 		if (i == g->me || !spindle_peer_ready(peer) ||
 		    peer->kc->row_sent == g->row_gen ||
-		    spindle_peer_room(peer) < peer->kc->split_max ||
+		    !spindle_peer_writes(peer) ||
 		    spindle_row_held(g, peer))
 			continue;
 		if (g->row_csum_gen != g->row_gen) {

@@ -25,6 +25,7 @@
 
 #include "spindle.h"
 #include "proto/order.h"
+#include "proto/sq.h"
 #include "proto/view.h"
 #include "trace.h"
 
@@ -47,18 +48,16 @@ bool spindle_peer_ready(struct spindle_peer *peer)
 }
 
 /*
- * Send queue entries free for this pass's chain (@peer is ready).  A
- * staged snapshot sits in the slot of its write's first entry and is read
- * by every piece of that write, up to split_max entries: that many are
- * kept back, so that the slot comes round again only after the last piece
- * of the write that used it completed.
+ * Writes this pass may still queue to @peer (@peer is ready): whole writes
+ * of split_max entries, so that no staging slot comes round while a write
+ * that reads it is in flight (proto/sq.h).
  */
-u32 spindle_peer_room(const struct spindle_peer *peer)
+u32 spindle_peer_writes(const struct spindle_peer *peer)
 {
 	const struct spindle_conn *c = peer->kc;
-	u64 used = c->sq_posted + peer->chain_len - c->sq_acked + c->split_max;
 
-	return used >= SPINDLE_SQ_DEPTH ? 0 : SPINDLE_SQ_DEPTH - (u32)used;
+	return sp_sq_writes(c->sq_posted, peer->chain_len, c->sq_acked,
+			    c->split_max, SPINDLE_SQ_DEPTH);
 }
 
 /* Does @g coalesce counter pushes?  Not the baseline. */
@@ -89,8 +88,8 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
  */
 static u64 spindle_stage_off(const struct spindle_peer *peer)
 {
-	return ((peer->kc->sq_posted + peer->chain_len) % SPINDLE_SQ_DEPTH) *
-	       peer->stage_entry;
+	return (u64)sp_sq_stage_slot(peer->kc->sq_posted + peer->chain_len,
+				     SPINDLE_SQ_DEPTH) * peer->stage_entry;
 }
 
 /* The hostile-peer test (enum spindle_hostile): garble a staged block. */
@@ -597,8 +596,7 @@ static int spindle_sg_emit(struct spindle_group *g, struct spindle_sg *sg, bool 
 		/* the elastic threshold: one push of the block in flight */
 		block_ok = !spindle_coalesces(g) ||
 			   peer->kc->sq_acked >= peer->kc->blk_inflight[sg->index];
-		n = sp_sg_emit(e, m, spindle_peer_room(peer) / peer->kc->split_max,
-			       block_ok, w);
+		n = sp_sg_emit(e, m, spindle_peer_writes(peer), block_ok, w);
 		for (i = 0; i < n; i++)
 			spindle_peer_queue(peer, sg, &w[i]);
 		if (post)
