@@ -25,6 +25,7 @@
 
 #include "spindle.h"
 #include "proto/order.h"
+#include "proto/pass.h"
 #include "proto/sq.h"
 #include "proto/view.h"
 #include "trace.h"
@@ -544,7 +545,8 @@ void spindle_sg_consumers_reset(struct spindle_sg *sg)
 
 /*
  * Hand up to @max messages to every consumer; with none, data waits and
- * nulls pass.  Returns whether anything moved.
+ * nulls pass.  Returns whether anything moved.  Not while wedged: the
+ * trim decides what is left.
  */
 static int spindle_sg_deliver(struct spindle_sg *sg, u32 max)
 {
@@ -552,8 +554,6 @@ static int spindle_sg_deliver(struct spindle_sg *sg, u32 max)
 	u64 before = e->rel_descs;
 	u32 n;
 
-	if (e->wedged)		/* the trim decides what is left */
-		return 0;
 	spin_lock(&sg->cons_lock);
 	if (list_empty(&sg->consumers)) {
 		/*
@@ -574,37 +574,122 @@ static int spindle_sg_deliver(struct spindle_sg *sg, u32 max)
 	return n + (e->rel_descs != before);
 }
 
-/*
- * Queue the writes that bring every ready member of @sg up to date; with
- * @post, post them now (the baseline) rather than at the end of the pass.
- */
-static int spindle_sg_emit(struct spindle_group *g, struct spindle_sg *sg, bool post)
+/* One subgroup's turn in a pass: the context of its sp_pass_ops. */
+struct spindle_turn {
+	struct spindle_group *g;
+	struct spindle_sg *sg;
+};
+
+static struct spindle_peer *spindle_turn_peer(void *ctx, u32 m)
 {
-	struct sp_sg *e = &sg->eng;
-	struct sp_wr w[SP_EMIT_MAX];
-	int work = 0;
-	u32 m, i, n;
+	struct spindle_turn *t = ctx;
 
-	for (m = 0; m < e->nmembers; m++) {
-		struct spindle_peer *peer = g->peers[sg->member_idx[m]];
-
-		bool block_ok;
-
-		if (m == e->me || !spindle_peer_ready(peer) ||
-		    !sp_sg_has_output(e, m))
-			continue;
-		/* the elastic threshold: one push of the block in flight */
-		block_ok = !spindle_coalesces(g) ||
-			   peer->kc->sq_acked >= peer->kc->blk_inflight[sg->index];
-		n = sp_sg_emit(e, m, spindle_peer_writes(peer), block_ok, w);
-		for (i = 0; i < n; i++)
-			spindle_peer_queue(peer, sg, &w[i]);
-		if (post)
-			spindle_peer_flush(peer);
-		work += n;
-	}
-	return work;
+	return t->g->peers[t->sg->member_idx[m]];
 }
+
+/* The subgroup's lock, around taking, publishing and reclaiming. */
+static void spindle_turn_lock(void *ctx)
+	__acquires(&sg->lock)
+{
+	spin_lock_bh(&((struct spindle_turn *)ctx)->sg->lock);
+}
+
+static void spindle_turn_unlock(void *ctx)
+	__releases(&sg->lock)
+{
+	spin_unlock_bh(&((struct spindle_turn *)ctx)->sg->lock);
+}
+
+static u32 spindle_turn_take(void *ctx)
+{
+	return spindle_producer_take(((struct spindle_turn *)ctx)->sg);
+}
+
+static void spindle_turn_limit(void *ctx)
+{
+	spindle_producer_limit(((struct spindle_turn *)ctx)->sg);
+}
+
+static void spindle_turn_freed(void *ctx, u32 n)
+{
+	wake_up_all(&((struct spindle_turn *)ctx)->sg->send_wq);
+}
+
+static u32 spindle_turn_deliver(void *ctx, u32 max)
+{
+	return spindle_sg_deliver(((struct spindle_turn *)ctx)->sg, max);
+}
+
+static u32 spindle_turn_writes(void *ctx, u32 m)
+{
+	struct spindle_peer *peer = spindle_turn_peer(ctx, m);
+
+	return spindle_peer_ready(peer) ? spindle_peer_writes(peer) : 0;
+}
+
+/* The elastic threshold: one push of the block in flight. */
+static bool spindle_turn_block_ok(void *ctx, u32 m)
+{
+	struct spindle_turn *t = ctx;
+	struct spindle_conn *c = spindle_turn_peer(ctx, m)->kc;
+
+	return !spindle_coalesces(t->g) ||
+	       c->sq_acked >= c->blk_inflight[t->sg->index];
+}
+
+static void spindle_turn_queue(void *ctx, u32 m, const struct sp_wr *w)
+{
+	spindle_peer_queue(spindle_turn_peer(ctx, m),
+			   ((struct spindle_turn *)ctx)->sg, w);
+}
+
+static void spindle_turn_bad(void *ctx, u32 m, const char *what)
+{
+	struct spindle_turn *t = ctx;
+	u32 bad = t->sg->member_idx[m];
+
+	pr_warn_ratelimited("group %u subgroup %u: member %u wrote an invalid %s: treating it as failed\n",
+			    t->g->id, t->sg->id, t->g->cfg.members[bad].id, what);
+	spindle_member_lost(t->g, bad, what);
+}
+
+static void spindle_turn_received(void *ctx, u32 n)
+{
+	struct spindle_sg *sg = ((struct spindle_turn *)ctx)->sg;
+
+	trace_spindle_recv_batch(sg->group_id, sg->id, n);
+}
+
+/* A publish step: @n positions, @msgs messages and @nulls null-sends. */
+static void spindle_trace_publish(struct spindle_sg *sg, u32 n, u64 msgs,
+				  u64 nulls)
+{
+	lockdep_assert_held(&sg->lock);
+	if (n)
+		trace_spindle_send_batch(sg->group_id, sg->id, n, msgs);
+	if (nulls)
+		trace_spindle_null_send(sg->group_id, sg->id, nulls);
+}
+
+static void spindle_turn_published(void *ctx, u32 n, u64 msgs, u64 nulls)
+{
+	spindle_trace_publish(((struct spindle_turn *)ctx)->sg, n, msgs, nulls);
+}
+
+static const struct sp_pass_ops spindle_turn_ops = {
+	.lock = spindle_turn_lock,
+	.unlock = spindle_turn_unlock,
+	.take = spindle_turn_take,
+	.limit = spindle_turn_limit,
+	.freed = spindle_turn_freed,
+	.deliver = spindle_turn_deliver,
+	.writes = spindle_turn_writes,
+	.block_ok = spindle_turn_block_ok,
+	.queue = spindle_turn_queue,
+	.bad = spindle_turn_bad,
+	.received = spindle_turn_received,
+	.published = spindle_turn_published,
+};
 
 /* sp_sg_publish(), traced (sg->lock held). */
 static int spindle_sg_publish(struct spindle_sg *sg)
@@ -615,14 +700,23 @@ static int spindle_sg_publish(struct spindle_sg *sg)
 
 	lockdep_assert_held(&sg->lock);
 	ret = sp_sg_publish(e);
-
-	if (ret > 0)
-		trace_spindle_send_batch(sg->group_id, sg->id, ret,
-					 e->stats.msgs_sent - msgs);
-	if (e->stats.nulls_sent != nulls)
-		trace_spindle_null_send(sg->group_id, sg->id,
-					e->stats.nulls_sent - nulls);
+	spindle_trace_publish(sg, ret > 0 ? ret : 0, e->stats.msgs_sent - msgs,
+			      e->stats.nulls_sent - nulls);
 	return ret;
+}
+
+/* The baseline's writes: queued for every ready member, posted at once. */
+static int spindle_sg_post_now(struct spindle_turn *t)
+{
+	u32 n = sp_sg_queue_all(&t->sg->eng, &spindle_turn_ops, t), m;
+
+	for (m = 0; n && m < t->sg->eng.nmembers; m++) {
+		struct spindle_peer *peer = spindle_turn_peer(t, m);
+
+		if (m != t->sg->eng.me && spindle_peer_ready(peer))
+			spindle_peer_flush(peer);
+	}
+	return n;
 }
 
 /*
@@ -634,6 +728,7 @@ static int spindle_sg_publish(struct spindle_sg *sg)
 static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *sg,
 				    bool failed)
 {
+	struct spindle_turn t = { .g = g, .sg = sg };
 	struct sp_sg *e = &sg->eng;
 	int work = 0, step, freed, ret;
 
@@ -644,14 +739,14 @@ static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *
 			ret = sp_sg_receive(e);
 			if (ret > 0) {
 				trace_spindle_recv_batch(sg->group_id, sg->id, ret);
-				step += ret + spindle_sg_emit(g, sg, true);
+				step += ret + spindle_sg_post_now(&t);
 			}
 		}
 		if (!failed && !READ_ONCE(g->stopping)) {
 			step += spindle_producer_take(sg);
 			ret = spindle_sg_publish(sg);
 			if (ret)
-				step += ret + spindle_sg_emit(g, sg, true);
+				step += ret + spindle_sg_post_now(&t);
 		}
 		freed = sp_sg_reclaim(e);
 		spindle_producer_limit(sg);
@@ -660,9 +755,9 @@ static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *
 			step += freed;
 			wake_up_all(&sg->send_wq);
 		}
-		if (spindle_sg_deliver(sg, 1)) {
+		if (!e->wedged && spindle_sg_deliver(sg, 1)) {
 			spin_lock_bh(&sg->lock);
-			step += 1 + spindle_sg_emit(g, sg, true);
+			step += 1 + spindle_sg_post_now(&t);
 			spin_unlock_bh(&sg->lock);
 		}
 		work += step;
@@ -673,48 +768,21 @@ static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *
 }
 
 /*
- * One subgroup's predicates.  After a member fails (@failed) nothing new is
- * published, but what the others already sent is still received, delivered
- * and acknowledged: only a member caught writing garbage stops the receive
- * predicate, for good.
+ * One subgroup's predicates (proto/pass.c).  After a member fails
+ * (@failed) nothing new is published, but what the others already sent is
+ * still received, delivered and acknowledged: only a member caught writing
+ * garbage stops the receive predicate, for good.
  */
 static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
 			   bool failed)
 {
-	struct sp_sg *e = &sg->eng;
-	int work = 0, ret, freed;
+	struct spindle_turn t = { .g = g, .sg = sg };
 
 	if (g->cfg.flags & SP_GROUP_BASELINE)
 		return spindle_sg_pass_baseline(g, sg, failed);
-	if (e->fault_member < 0) {
-		ret = sp_sg_receive(e);
-		if (ret < 0) {
-			u32 bad = sg->member_idx[e->fault_member];
-
-			pr_warn_ratelimited("group %u subgroup %u: member %u wrote an invalid %s: treating it as failed\n",
-					    g->id, sg->id, g->cfg.members[bad].id,
-					    e->fault_what);
-			spindle_member_lost(g, bad, e->fault_what);
-		} else if (ret) {
-			trace_spindle_recv_batch(sg->group_id, sg->id, ret);
-			work += ret;
-		}
-	}
-	spin_lock_bh(&sg->lock);
-	if (!failed && !READ_ONCE(g->stopping)) {
-		work += spindle_producer_take(sg);
-		work += spindle_sg_publish(sg);
-	}
-	freed = sp_sg_reclaim(e);
-	spindle_producer_limit(sg);
-	spin_unlock_bh(&sg->lock);
-	if (freed) {
-		work += freed;
-		wake_up_all(&sg->send_wq);
-	}
-	work += spindle_sg_deliver(sg, e->log_size);
-	/* what changed goes out, even after a failure: peers still need it */
-	return work + spindle_sg_emit(g, sg, false);
+	return sp_sg_pass(&sg->eng, &spindle_turn_ops, &t,
+			  failed || READ_ONCE(g->stopping) ?
+			  SP_PASS_NO_PUBLISH : 0);
 }
 
 /*
@@ -741,10 +809,48 @@ static void spindle_flush_all(struct spindle_group *g)
 	}
 }
 
+static int spindle_group_view(void *ctx)
+{
+	return spindle_view_pass(ctx);
+}
+
+static void spindle_group_rows(void *ctx)
+{
+	spindle_view_push_rows(ctx);
+}
+
+static bool spindle_group_engines_run(void *ctx)
+{
+	return spindle_view_engines_run(ctx);
+}
+
+static int spindle_group_turn(void *ctx, u32 s)
+{
+	struct spindle_group *g = ctx;
+
+	if (!g->sgs[s])
+		return 0;
+	return spindle_sg_pass(g, g->sgs[s],
+			       READ_ONCE(g->state) == SPINDLE_GROUP_FAILED);
+}
+
+static void spindle_group_flush(void *ctx)
+{
+	spindle_flush_all(ctx);
+}
+
+static const struct sp_group_ops spindle_group_ops = {
+	.view = spindle_group_view,
+	.rows = spindle_group_rows,
+	.engines_run = spindle_group_engines_run,
+	.turn = spindle_group_turn,
+	.flush = spindle_group_flush,
+};
+
 static int spindle_pass(struct spindle_group *g)
 {
 	int work, state;
-	u32 i, s;
+	u32 i;
 
 	atomic_set(&g->doorbell, 0);
 	if (unlikely(READ_ONCE(g->cq_event) != SPINDLE_CQ_FINE))
@@ -767,21 +873,7 @@ static int spindle_pass(struct spindle_group *g)
 	if (state != SPINDLE_GROUP_ACTIVE && state != SPINDLE_GROUP_FAILED &&
 	    state != SPINDLE_GROUP_VIEW_CHANGE)
 		return work;
-	work += spindle_view_pass(g);
-	/*
-	 * Rows first: a heartbeat or a view change must not wait behind a
-	 * stream that fills the send queues (it would be suspected, or a
-	 * hostile row read seconds late).  Again after the subgroups, for
-	 * what they changed.
-	 */
-	spindle_view_push_rows(g);
-	for (s = 0; s < g->cfg.nsubgroups && spindle_view_engines_run(g); s++)
-		if (g->sgs[s])
-			work += spindle_sg_pass(g, g->sgs[s],
-						READ_ONCE(g->state) == SPINDLE_GROUP_FAILED);
-	spindle_view_push_rows(g);
-	spindle_flush_all(g);
-	return work;
+	return work + sp_group_pass(&spindle_group_ops, g, g->cfg.nsubgroups);
 }
 
 /* Ask (or stop asking) every producer page for a wake-up call. */

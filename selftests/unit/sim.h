@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "../../kmod/proto/engine.h"
+#include "../../kmod/proto/pass.h"
 #include "../../kmod/proto/ring.h"
 #include "../../kmod/proto/view.h"
 #include "../../kmod/proto/vc.h"
@@ -395,81 +396,186 @@ static inline int sim_record(struct sim *s, u32 i, const struct sp_desc *d, u32 
 
 #include "simvc.h"
 
-/* one pass of node i's predicate thread */
-static inline int sim_pass(struct sim *s, u32 i)
-{
-	struct sim_node *nd = &s->node[i];
-	struct sp_sg *sg = &nd->sg;
-	struct sp_desc d[64];
-	u32 n, k, m;
-	int ret, work = 0;
+/* The simulation's transport and consumer under proto/pass.c. */
+struct sim_turn {
+	struct sim *s;
+	u32 i;
+};
 
-	if (nd->failed)
-		return s->views ? sim_vc_push(s, i) : 0;
-	/*
-	 * No view yet, or the old one drained and the new one not running
-	 * (as spindle_view_engines_run()): the engine must neither read nor
-	 * write.
-	 */
-	if (s->views && (nd->vc.phase == SP_VC_JOINING ||
-			 nd->vc.phase == SP_VC_DRAINED ||
-			 nd->vc.phase == SP_VC_READY))
-		return sim_vc_pass(s, i) + sim_vc_push(s, i);
-	ret = sp_sg_receive(sg);
-	if (ret < 0) {
-		fprintf(stderr, "node %u: rejected a write of node %u: %s\n", i,
-			nd->pos_node[sg->fault_member], sg->fault_what);
-		if (getenv("SIM_TRACE"))
-			for (m = 0; m < sg->nsenders; m++)
-				fprintf(stderr, "  rank %u (node %u): hdr_pub %llu seen %llu dl_hdr %llu (view %llu phase %d)\n",
-					m, nd->rank_node[m],
-					(unsigned long long)le64_to_cpu(sg->blocks[simvc_pos(nd, nd->rank_node[m])]->hdr_pub),
-					(unsigned long long)sg->rx[m].hdr_seen,
-					(unsigned long long)sg->rx[m].dl_hdr,
-					(unsigned long long)nd->vc.view, nd->vc.phase);
-		s->fault = ret;
-		return ret;
-	}
-	work += ret;
-	work += sp_sg_publish(sg);
-	/* wedged means no delivery either, until the trim (see vc.h) */
-	if ((!s->views || nd->vc.phase == SP_VC_NORMAL) && !sg->wedged) {
-		do {
-			n = sp_sg_deliver(sg, d, 64);
-			if (sim_record(s, i, d, n))
-				return -EIO;
-			work += (int)n;
-		} while (n == 64);
-	}
-	if (!nd->lazy || sim_below(s, 4) == 0) {
-		if (nd->released != nd->sg.dl_descs) {
-			nd->released = nd->sg.dl_descs;
-			work++;
-		}
+static inline void sim_turn_nop(void *ctx)
+{
+	(void)ctx;
+}
+
+/* the producer marks ready itself (sim_produce): nothing to take */
+static inline u32 sim_turn_take(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static inline void sim_turn_freed(void *ctx, u32 n)
+{
+	(void)ctx;
+	(void)n;
+}
+
+/*
+ * The consumer gives back what it was handed before (a lazy one now and
+ * then), then takes up to @max more into its log, checking each payload.
+ */
+static inline u32 sim_turn_deliver(void *ctx, u32 max)
+{
+	struct sim_turn *t = ctx;
+	struct sim_node *nd = &t->s->node[t->i];
+	struct sp_sg *sg = &nd->sg;
+	u64 before = sg->rel_descs;
+	struct sp_desc d[64];
+	u32 n, total = 0;
+
+	if (!nd->lazy || sim_below(t->s, 4) == 0) {
+		nd->released = sg->dl_descs;
 		sp_sg_release(sg, nd->released);
 	}
-	work += sp_sg_reclaim(sg);
-	if (s->views)
-		work += sim_vc_pass(s, i);
-	for (m = 0; m < sg->nmembers; m++) {
-		struct sp_wr w[SP_EMIT_MAX];
-		u32 to = nd->pos_node[m], room, cnt;
+	do {
+		n = sp_sg_deliver(sg, d, max - total < 64 ? max - total : 64);
+		if (sim_record(t->s, t->i, d, n))
+			return total;
+		total += n;
+	} while (n == 64 && total < max);
+	return total + (sg->rel_descs != before);
+}
 
-		if (m == sg->me || s->node[to].dead)
-			continue;
-		room = SIM_QCAP - 8 - sim_qlen(s, i, to);
-		if (room > 1 + sim_below(s, s->max_room))
-			room = 1 + sim_below(s, s->max_room);
-		cnt = sp_sg_emit(sg, m, room,
-				 (int)sim_below(s, 100) >= s->hold_blocks, w);
-		for (k = 0; k < cnt; k++)
-			sim_post(s, i, to, (int)w[k].kind, w[k].offset, w[k].len,
-				 w[k].kind == SP_WR_BLOCK ? (void *)sg->blocks[sg->me] : NULL);
-		work += (int)cnt;
-	}
-	if (s->views)
-		work += sim_vc_push(s, i);
-	return work;
+/* whole writes the queue to @m's node takes: 1..max_room, at random */
+static inline u32 sim_turn_writes(void *ctx, u32 m)
+{
+	struct sim_turn *t = ctx;
+	struct sim *s = t->s;
+	u32 to = s->node[t->i].pos_node[m], room;
+
+	if (s->node[to].dead)
+		return 0;
+	room = SIM_QCAP - 8 - sim_qlen(s, t->i, to);
+	if (room > 1 + sim_below(s, s->max_room))
+		room = 1 + sim_below(s, s->max_room);
+	return room;
+}
+
+static inline bool sim_turn_block_ok(void *ctx, u32 m)
+{
+	struct sim_turn *t = ctx;
+
+	(void)m;
+	return (int)sim_below(t->s, 100) >= t->s->hold_blocks;
+}
+
+static inline void sim_turn_queue(void *ctx, u32 m, const struct sp_wr *w)
+{
+	struct sim_turn *t = ctx;
+	struct sim_node *nd = &t->s->node[t->i];
+
+	sim_post(t->s, t->i, nd->pos_node[m], (int)w->kind, w->offset, w->len,
+		 w->kind == SP_WR_BLOCK ? (void *)nd->sg.blocks[nd->sg.me] : NULL);
+}
+
+static inline void sim_turn_bad(void *ctx, u32 m, const char *what)
+{
+	struct sim_turn *t = ctx;
+	struct sim_node *nd = &t->s->node[t->i];
+	struct sp_sg *sg = &nd->sg;
+	u32 r;
+
+	fprintf(stderr, "node %u: rejected a write of node %u: %s\n", t->i,
+		nd->pos_node[m], what);
+	if (getenv("SIM_TRACE"))
+		for (r = 0; r < sg->nsenders; r++)
+			fprintf(stderr, "  rank %u (node %u): hdr_pub %llu seen %llu dl_hdr %llu (view %llu phase %d)\n",
+				r, nd->rank_node[r],
+				(unsigned long long)le64_to_cpu(sg->blocks[simvc_pos(nd, nd->rank_node[r])]->hdr_pub),
+				(unsigned long long)sg->rx[r].hdr_seen,
+				(unsigned long long)sg->rx[r].dl_hdr,
+				(unsigned long long)nd->vc.view, nd->vc.phase);
+	t->s->fault = -EPROTO;
+}
+
+static const struct sp_pass_ops sim_turn_ops = {
+	.lock = sim_turn_nop,
+	.unlock = sim_turn_nop,
+	.take = sim_turn_take,
+	.limit = sim_turn_nop,
+	.freed = sim_turn_freed,
+	.deliver = sim_turn_deliver,
+	.writes = sim_turn_writes,
+	.block_ok = sim_turn_block_ok,
+	.queue = sim_turn_queue,
+	.bad = sim_turn_bad,
+};
+
+/* The simulated node's side of sp_group_pass(). */
+static inline int sim_group_view(void *ctx)
+{
+	struct sim_turn *t = ctx;
+
+	return t->s->views ? sim_vc_pass(t->s, t->i) : 0;
+}
+
+static inline void sim_group_rows(void *ctx)
+{
+	struct sim_turn *t = ctx;
+
+	if (t->s->views)
+		sim_vc_push(t->s, t->i);
+}
+
+/* As spindle_view_engines_run(): no view yet, or between views: no engine. */
+static inline bool sim_group_engines_run(void *ctx)
+{
+	struct sim_turn *t = ctx;
+	enum sp_vc_phase ph = t->s->node[t->i].vc.phase;
+
+	return !t->s->views || ph == SP_VC_NORMAL || ph == SP_VC_WEDGED ||
+	       ph == SP_VC_COMMITTED;
+}
+
+static inline int sim_group_turn(void *ctx, u32 sg)
+{
+	struct sim_turn *t = ctx;
+
+	(void)sg;	/* one subgroup */
+	return sp_sg_pass(&t->s->node[t->i].sg, &sim_turn_ops, t, 0);
+}
+
+/* writes are in their queues as soon as queued: nothing to post */
+static inline void sim_group_flush(void *ctx)
+{
+	(void)ctx;
+}
+
+static const struct sp_group_ops sim_group_ops = {
+	.view = sim_group_view,
+	.rows = sim_group_rows,
+	.engines_run = sim_group_engines_run,
+	.turn = sim_group_turn,
+	.flush = sim_group_flush,
+};
+
+/*
+ * One pass of node i's predicate thread: proto/pass.c's, as the kernel's
+ * spindle_pass() runs it.  A node that stopped only says so (its
+ * connections are down: nothing else leaves it).  A row waits for the
+ * block writes before it (sim_vc_push()): the simulation's view glue
+ * reads the survivors' snapshots from their blocks, where the kernel's
+ * reads them from the view area that travels with the row.
+ */
+static inline int sim_thread_pass(struct sim *s, u32 i)
+{
+	struct sim_turn t = { .s = s, .i = i };
+	int work;
+
+	if (s->node[i].failed)
+		return s->views ? sim_vc_push(s, i) : 0;
+	work = sp_group_pass(&sim_group_ops, &t, 1);
+	return s->fault ? s->fault : work;
 }
 
 /*
@@ -506,7 +612,7 @@ static inline long sim_run(struct sim *s, long max_rounds)
 			if (!s->node[i].dead && !s->node[i].frozen)
 				sim_produce(s, i);
 		for (i = 0; i < s->n; i++) {
-			int w = s->node[i].dead || s->node[i].frozen ? 0 : sim_pass(s, i);
+			int w = s->node[i].dead || s->node[i].frozen ? 0 : sim_thread_pass(s, i);
 
 			if (w < 0)
 				return w;

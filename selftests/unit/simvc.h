@@ -37,10 +37,16 @@ static void simvc_wedge(void *c)
 	sg->wedged = true;
 }
 
+/*
+ * As the kernel's spindle_vc_propose() reads each survivor's snapshot from
+ * the memory its rows land in (not what the engine last parsed): the
+ * received counts in the survivors' blocks, frozen since they wedged and
+ * written before the row that says so.
+ */
 static int simvc_propose(void *c, sp_mask_t survivors, u64 view, u64 term)
 {
 	u64 trim[SIM_MAX_NODES], rcv[SIM_MAX_NODES];
-	u32 p;
+	u32 p, r;
 	SIMVC(c);
 
 	if (getenv("SIM_TRACE"))
@@ -55,7 +61,8 @@ static int simvc_propose(void *c, sp_mask_t survivors, u64 view, u64 term)
 	for (p = 0; p < sg->nmembers; p++) {
 		if (!sp_mask_has(survivors, nd->pos_node[p]))
 			continue;
-		sp_sg_member_received(sg, p, rcv);
+		for (r = 0; r < sg->nsenders; r++)
+			rcv[r] = le64_to_cpu(sg->blocks[p]->v[r]);
 		sp_trim_merge(trim, rcv, sg->nsenders);
 	}
 	sp_sg_set_trim(sg, view, term, trim);
@@ -294,6 +301,9 @@ static inline void sim_restart(struct sim *s, u32 k)
 	nd->to_send = 0;
 	nd->pending_n = 0;
 	nd->view_logged = 0;
+	/* a new incarnation holds nothing its old one was handed */
+	nd->released = nd->sg.dl_descs;
+	sp_sg_release(&nd->sg, nd->released);
 	memset(nd->rows, 0, sizeof(nd->rows));
 	sim_wipe(s, k);
 	sp_vc_init_joining(&nd->vc, k, s->n);

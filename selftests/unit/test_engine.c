@@ -558,8 +558,8 @@ TEST(caught_up_means_delivered_not_only_received)
 		while (s.node[0].to_send || s.node[0].pending_n)
 			sim_produce(&s, 0);
 		for (k = 0; k < 6; k++) {	/* node 1 receives, delivers nothing */
-			sim_pass(&s, 0);
-			sim_pass(&s, 2);
+			sim_thread_pass(&s, 0);
+			sim_thread_pass(&s, 2);
 			step_without_delivery(&s, 1);
 		}
 		/* node 0 knows node 1 has both, and delivered them itself */
