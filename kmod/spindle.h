@@ -316,15 +316,23 @@ void spindle_peer_conn_gone(struct spindle_peer *peer, bool established, bool re
 void spindle_peer_conn_lost(struct spindle_peer *peer, const char *why,
 			    bool established, bool rejoin);
 
-/* xmit.c: the predicate kthread and posting */
+/* thread.c: the predicate kthread */
 int spindle_thread_fn(void *data);
 void spindle_thread_sync(struct spindle_group *g);
+
+/* xmit.c: the ib_verbs transport under the pass */
 bool spindle_peer_ready(struct spindle_peer *peer);
 u32 spindle_peer_writes(const struct spindle_peer *peer);
+bool spindle_coalesces(const struct spindle_group *g);
 void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 			const struct sp_wr *w);
 int spindle_peer_flush(struct spindle_peer *peer);
 void spindle_peer_queue_row(struct spindle_peer *peer, bool bell);
+int spindle_poll_cq(struct spindle_group *g);
+void spindle_flush_all(struct spindle_group *g);
+
+/* deliver.c: handing batches to consumers */
+int spindle_sg_deliver(struct spindle_sg *sg, u32 max);
 bool spindle_sg_deliver_upto(struct spindle_sg *sg, const u64 *trim);
 void spindle_sg_deliver_view(struct spindle_sg *sg, u64 view, u64 members);
 bool spindle_sg_quiet(struct spindle_sg *sg);

@@ -6,8 +6,9 @@
  * (sp_sg_pass()): receive, then (under the subgroup's send lock) take what
  * producers made ready, publish and reclaim; wake the senders; deliver;
  * queue what each member lacks.  What is below is a table of operations:
- * the kernel's is xmit.c and view.c over ib_verbs, the simulation's a set
- * of queues (selftests/unit/sim.h).
+ * the kernel's in thread.c (over xmit.c's ib_verbs transport, view.c's
+ * rows and deliver.c's consumers), the simulation's over a set of queues
+ * (selftests/unit/sim.h).
  */
 #ifndef SPINDLE_PROTO_PASS_H
 #define SPINDLE_PROTO_PASS_H

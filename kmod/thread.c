@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The predicate kthread: one per group.
+ *
+ * Each pass polls the CQ once, then runs proto/pass.c's pass: the view
+ * change's step, my row, and for every subgroup the receive, send
+ * (publish), reclaim and delivery predicates of the engine, each of which
+ * takes everything there is and never waits for more; the writes they
+ * call for are queued per peer and posted as one chain per peer at the
+ * end of the pass, after every lock is dropped.  (The baseline, for
+ * comparison, posts each step's writes at once, under the subgroup lock.)
+ *
+ * While there is work the thread polls, yielding with cond_resched(); after
+ * spin_us without work it parks until a doorbell rings: a message marked
+ * ready, a consumer releasing, or a completion on the CQ.  Peers' data and
+ * headers land silently, but every counter push that announces them is an
+ * RDMA write with immediate, which completes on our CQ: so a parked thread
+ * wakes for remote changes too, and an idle group costs no CPU.  A parked
+ * thread still wakes every idle_ms as a safety net.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/hrtimer.h>
+#include <linux/module.h>
+
+#include "spindle.h"
+#include "proto/pass.h"
+#include "trace.h"
+
+static unsigned int spin_us = 200;
+module_param(spin_us, uint, 0644);
+MODULE_PARM_DESC(spin_us, "Microseconds the predicate thread polls without work before it parks (default 200)");
+
+static unsigned int idle_ms = 100;
+module_param(idle_ms, uint, 0644);
+MODULE_PARM_DESC(idle_ms, "Longest a parked predicate thread sleeps without a doorbell, in milliseconds (default 100)");
+
+/* One subgroup's turn in a pass: the context of its sp_pass_ops. */
+struct spindle_turn {
+	struct spindle_group *g;
+	struct spindle_sg *sg;
+};
+
+static struct spindle_peer *spindle_turn_peer(void *ctx, u32 m)
+{
+	struct spindle_turn *t = ctx;
+
+	return t->g->peers[t->sg->member_idx[m]];
+}
+
+/* The subgroup's lock, around taking, publishing and reclaiming. */
+static void spindle_turn_lock(void *ctx)
+	__acquires(&sg->lock)
+{
+	spin_lock_bh(&((struct spindle_turn *)ctx)->sg->lock);
+}
+
+static void spindle_turn_unlock(void *ctx)
+	__releases(&sg->lock)
+{
+	spin_unlock_bh(&((struct spindle_turn *)ctx)->sg->lock);
+}
+
+static u32 spindle_turn_take(void *ctx)
+{
+	return spindle_producer_take(((struct spindle_turn *)ctx)->sg);
+}
+
+static void spindle_turn_limit(void *ctx)
+{
+	spindle_producer_limit(((struct spindle_turn *)ctx)->sg);
+}
+
+static void spindle_turn_freed(void *ctx, u32 n)
+{
+	wake_up_all(&((struct spindle_turn *)ctx)->sg->send_wq);
+}
+
+static u32 spindle_turn_deliver(void *ctx, u32 max)
+{
+	return spindle_sg_deliver(((struct spindle_turn *)ctx)->sg, max);
+}
+
+static u32 spindle_turn_writes(void *ctx, u32 m)
+{
+	struct spindle_peer *peer = spindle_turn_peer(ctx, m);
+
+	return spindle_peer_ready(peer) ? spindle_peer_writes(peer) : 0;
+}
+
+/* The elastic threshold: one push of the block in flight. */
+static bool spindle_turn_block_ok(void *ctx, u32 m)
+{
+	struct spindle_turn *t = ctx;
+	struct spindle_conn *c = spindle_turn_peer(ctx, m)->kc;
+
+	return !spindle_coalesces(t->g) ||
+	       c->sq_acked >= c->blk_inflight[t->sg->index];
+}
+
+static void spindle_turn_queue(void *ctx, u32 m, const struct sp_wr *w)
+{
+	spindle_peer_queue(spindle_turn_peer(ctx, m),
+			   ((struct spindle_turn *)ctx)->sg, w);
+}
+
+static void spindle_turn_bad(void *ctx, u32 m, const char *what)
+{
+	struct spindle_turn *t = ctx;
+	u32 bad = t->sg->member_idx[m];
+
+	pr_warn_ratelimited("group %u subgroup %u: member %u wrote an invalid %s: treating it as failed\n",
+			    t->g->id, t->sg->id, t->g->cfg.members[bad].id, what);
+	spindle_member_lost(t->g, bad, what);
+}
+
+static void spindle_turn_received(void *ctx, u32 n)
+{
+	struct spindle_sg *sg = ((struct spindle_turn *)ctx)->sg;
+
+	trace_spindle_recv_batch(sg->group_id, sg->id, n);
+}
+
+/* A publish step: @n positions, @msgs messages and @nulls null-sends. */
+static void spindle_trace_publish(struct spindle_sg *sg, u32 n, u64 msgs,
+				  u64 nulls)
+{
+	lockdep_assert_held(&sg->lock);
+	if (n)
+		trace_spindle_send_batch(sg->group_id, sg->id, n, msgs);
+	if (nulls)
+		trace_spindle_null_send(sg->group_id, sg->id, nulls);
+}
+
+static void spindle_turn_published(void *ctx, u32 n, u64 msgs, u64 nulls)
+{
+	spindle_trace_publish(((struct spindle_turn *)ctx)->sg, n, msgs, nulls);
+}
+
+static const struct sp_pass_ops spindle_turn_ops = {
+	.lock = spindle_turn_lock,
+	.unlock = spindle_turn_unlock,
+	.take = spindle_turn_take,
+	.limit = spindle_turn_limit,
+	.freed = spindle_turn_freed,
+	.deliver = spindle_turn_deliver,
+	.writes = spindle_turn_writes,
+	.block_ok = spindle_turn_block_ok,
+	.queue = spindle_turn_queue,
+	.bad = spindle_turn_bad,
+	.received = spindle_turn_received,
+	.published = spindle_turn_published,
+};
+
+/* sp_sg_publish(), traced (sg->lock held). */
+static int spindle_sg_publish(struct spindle_sg *sg)
+{
+	struct sp_sg *e = &sg->eng;
+	u64 msgs = e->stats.msgs_sent, nulls = e->stats.nulls_sent;
+	int ret;
+
+	lockdep_assert_held(&sg->lock);
+	ret = sp_sg_publish(e);
+	spindle_trace_publish(sg, ret > 0 ? ret : 0, e->stats.msgs_sent - msgs,
+			      e->stats.nulls_sent - nulls);
+	return ret;
+}
+
+/* The baseline's writes: queued for every ready member, posted at once. */
+static int spindle_sg_post_now(struct spindle_turn *t)
+{
+	u32 n = sp_sg_queue_all(&t->sg->eng, &spindle_turn_ops, t), m;
+
+	for (m = 0; n && m < t->sg->eng.nmembers; m++) {
+		struct spindle_peer *peer = spindle_turn_peer(t, m);
+
+		if (m != t->sg->eng.me && spindle_peer_ready(peer))
+			spindle_peer_flush(peer);
+	}
+	return n;
+}
+
+/*
+ * The baseline (SPINDLE_GROUP_BASELINE): Derecho before Spindle, for
+ * comparison.  The engine takes one message per step; each step's writes
+ * are posted at once, one ib_post_send per peer, with the subgroup lock
+ * held as the application threads wait on it.  No nulls.
+ */
+static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *sg,
+				    bool failed)
+{
+	struct spindle_turn t = { .g = g, .sg = sg };
+	struct sp_sg *e = &sg->eng;
+	int work = 0, step, freed, ret;
+
+	do {
+		step = 0;
+		spin_lock_bh(&sg->lock);
+		if (e->fault_member < 0) {
+			ret = sp_sg_receive(e);
+			if (ret > 0) {
+				trace_spindle_recv_batch(sg->group_id, sg->id, ret);
+				step += ret + spindle_sg_post_now(&t);
+			}
+		}
+		if (!failed && !READ_ONCE(g->stopping)) {
+			step += spindle_producer_take(sg);
+			ret = spindle_sg_publish(sg);
+			if (ret)
+				step += ret + spindle_sg_post_now(&t);
+		}
+		freed = sp_sg_reclaim(e);
+		spindle_producer_limit(sg);
+		spin_unlock_bh(&sg->lock);
+		if (freed) {
+			step += freed;
+			wake_up_all(&sg->send_wq);
+		}
+		if (!e->wedged && spindle_sg_deliver(sg, 1)) {
+			spin_lock_bh(&sg->lock);
+			step += 1 + spindle_sg_post_now(&t);
+			spin_unlock_bh(&sg->lock);
+		}
+		work += step;
+	} while (step && work < 256);
+	if (e->fault_member >= 0 && !failed)
+		spindle_member_lost(g, sg->member_idx[e->fault_member], e->fault_what);
+	return work;
+}
+
+/*
+ * One subgroup's predicates (proto/pass.c).  After a member fails
+ * (@failed) nothing new is published, but what the others already sent is
+ * still received, delivered and acknowledged: only a member caught writing
+ * garbage stops the receive predicate, for good.
+ */
+static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
+			   bool failed)
+{
+	struct spindle_turn t = { .g = g, .sg = sg };
+
+	if (g->cfg.flags & SP_GROUP_BASELINE)
+		return spindle_sg_pass_baseline(g, sg, failed);
+	return sp_sg_pass(&sg->eng, &spindle_turn_ops, &t,
+			  failed || READ_ONCE(g->stopping) ?
+			  SP_PASS_NO_PUBLISH : 0);
+}
+
+static int spindle_group_view(void *ctx)
+{
+	return spindle_view_pass(ctx);
+}
+
+static void spindle_group_rows(void *ctx)
+{
+	spindle_view_push_rows(ctx);
+}
+
+static bool spindle_group_engines_run(void *ctx)
+{
+	return spindle_view_engines_run(ctx);
+}
+
+static int spindle_group_turn(void *ctx, u32 s)
+{
+	struct spindle_group *g = ctx;
+
+	if (!g->sgs[s])
+		return 0;
+	return spindle_sg_pass(g, g->sgs[s],
+			       READ_ONCE(g->state) == SPINDLE_GROUP_FAILED);
+}
+
+static void spindle_group_flush(void *ctx)
+{
+	spindle_flush_all(ctx);
+}
+
+static const struct sp_group_ops spindle_group_ops = {
+	.view = spindle_group_view,
+	.rows = spindle_group_rows,
+	.engines_run = spindle_group_engines_run,
+	.turn = spindle_group_turn,
+	.flush = spindle_group_flush,
+};
+
+static int spindle_pass(struct spindle_group *g)
+{
+	int work, state;
+	u32 i;
+
+	atomic_set(&g->doorbell, 0);
+	if (unlikely(READ_ONCE(g->cq_event) != SPINDLE_CQ_FINE))
+		spindle_view_stop(g, "its completion queue broke");
+	/*
+	 * Connections as they are now: new ones adopted (their hellos sent,
+	 * ready ones taken in), those that went down let go of.
+	 */
+	for (i = 0; i < g->cfg.nmembers; i++)
+		if (i != g->me)
+			spindle_peer_refresh(g->peers[i]);
+	work = spindle_poll_cq(g);
+	state = READ_ONCE(g->state);
+	if (state == SPINDLE_GROUP_CONNECTING) {
+		spindle_group_check_active(g);
+		if (!spindle_view_joining(g))
+			return work;
+		state = READ_ONCE(g->state);
+	}
+	if (state != SPINDLE_GROUP_ACTIVE && state != SPINDLE_GROUP_FAILED &&
+	    state != SPINDLE_GROUP_VIEW_CHANGE)
+		return work;
+	return work + sp_group_pass(&spindle_group_ops, g, g->cfg.nsubgroups);
+}
+
+/* Ask (or stop asking) every producer page for a wake-up call. */
+static bool spindle_producers_sleep(struct spindle_group *g, bool sleep)
+{
+	bool more = false;
+	u32 s;
+
+	for (s = 0; s < g->cfg.nsubgroups; s++)
+		if (g->sgs[s] && spindle_producer_sleep(g->sgs[s], sleep))
+			more = true;
+	return more;
+}
+
+/* Park until a doorbell, a completion, or @ms milliseconds. */
+static void spindle_park(struct spindle_group *g, unsigned int ms)
+{
+	ktime_t t = ms_to_ktime(max(ms, 1U));
+
+	/* producers first: asking them to ring is itself a last look */
+	if (!spindle_producers_sleep(g, true)) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!atomic_read(&g->doorbell) && !kthread_should_stop() &&
+		    !(g->cq && ib_req_notify_cq(g->cq, IB_CQ_NEXT_COMP |
+						IB_CQ_REPORT_MISSED_EVENTS) > 0))
+			schedule_hrtimeout_range(&t, NSEC_PER_MSEC, HRTIMER_MODE_REL);
+		__set_current_state(TASK_RUNNING);
+	}
+	spindle_producers_sleep(g, false);
+}
+
+/**
+ * spindle_thread_sync - wait until the predicate thread has let go
+ * @g: group
+ *
+ * Whatever the thread saw before this call, it has finished two passes
+ * since: a connection that went DOWN before is no longer its current one,
+ * and it posts nothing more on it.  Returns at once if the thread is
+ * stopped for good.
+ * Context: process context, not the predicate thread.
+ */
+void spindle_thread_sync(struct spindle_group *g)
+{
+	s64 seq = atomic64_read(&g->passes);
+
+	if (WARN_ON_ONCE(current == g->thread))
+		return;
+	while (!READ_ONCE(g->thread_stopped) && g->thread &&
+	       atomic64_read(&g->passes) < seq + 2) {
+		spindle_ring_doorbell(g);
+		wait_event_timeout(g->pass_wq, atomic64_read(&g->passes) >= seq + 2 ||
+				   READ_ONCE(g->thread_stopped),
+				   msecs_to_jiffies(10));
+	}
+}
+
+/**
+ * spindle_thread_fn - the predicate thread of a group
+ * @data: the group
+ *
+ * Return: 0 when stopped.
+ */
+int spindle_thread_fn(void *data)
+{
+	struct spindle_group *g = data;
+	u64 last_work = ktime_get_ns();
+
+	while (!kthread_should_stop()) {
+		u64 t0 = ktime_get_ns(), t1;
+		int work = spindle_pass(g);
+
+		/* a pass is over: spindle_thread_sync() counts them */
+		atomic64_inc(&g->passes);
+		if (wq_has_sleeper(&g->pass_wq))
+			wake_up_all(&g->pass_wq);
+		t1 = ktime_get_ns();
+		if (work) {
+			g->busy_ns += t1 - t0;
+			last_work = t1;
+			cond_resched();
+			continue;
+		}
+		if (t1 - last_work < (u64)READ_ONCE(spin_us) * NSEC_PER_USEC) {
+			g->busy_ns += t1 - t0;
+			cond_resched();
+			continue;
+		}
+		spindle_park(g, READ_ONCE(idle_ms));
+		g->idle_ns += ktime_get_ns() - t1;
+		cond_resched();		/* a park may return at once */
+	}
+	return 0;
+}
