@@ -50,7 +50,10 @@ static struct spindle_peer *spindle_turn_peer(void *ctx, u32 m)
 	return t->g->peers[t->sg->member_idx[m]];
 }
 
-/* The subgroup's lock, around taking, publishing and reclaiming. */
+/*
+ * The subgroup's lock, around taking, publishing and reclaiming (sparse
+ * counts the context; the name in the annotation is for the reader).
+ */
 static void spindle_turn_lock(void *ctx)
 	__acquires(&sg->lock)
 {
@@ -171,8 +174,9 @@ static int spindle_sg_publish(struct spindle_sg *sg)
 /* The baseline's writes: queued for every ready member, posted at once. */
 static int spindle_sg_post_now(struct spindle_turn *t)
 {
-	u32 n = sp_sg_queue_all(&t->sg->eng, &spindle_turn_ops, t), m;
+	u32 n, m;
 
+	n = sp_sg_queue_all(&t->sg->eng, &spindle_turn_ops, t);
 	for (m = 0; n && m < t->sg->eng.nmembers; m++) {
 		struct spindle_peer *peer = spindle_turn_peer(t, m);
 
