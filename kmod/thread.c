@@ -109,6 +109,12 @@ static void spindle_turn_queue(void *ctx, u32 m, const struct sp_wr *w)
 			   ((struct spindle_turn *)ctx)->sg, w);
 }
 
+/* The baseline's post, at once (spindle_turn_writes() said @m is ready). */
+static void spindle_turn_post(void *ctx, u32 m)
+{
+	spindle_peer_flush(spindle_turn_peer(ctx, m));
+}
+
 static void spindle_turn_bad(void *ctx, u32 m, const char *what)
 {
 	struct spindle_turn *t = ctx;
@@ -152,104 +158,33 @@ static const struct sp_pass_ops spindle_turn_ops = {
 	.writes = spindle_turn_writes,
 	.block_ok = spindle_turn_block_ok,
 	.queue = spindle_turn_queue,
+	.post = spindle_turn_post,
 	.bad = spindle_turn_bad,
 	.received = spindle_turn_received,
 	.published = spindle_turn_published,
 };
 
-/* sp_sg_publish(), traced (sg->lock held). */
-static int spindle_sg_publish(struct spindle_sg *sg)
-{
-	struct sp_sg *e = &sg->eng;
-	u64 msgs = e->stats.msgs_sent, nulls = e->stats.nulls_sent;
-	int ret;
-
-	lockdep_assert_held(&sg->lock);
-	ret = sp_sg_publish(e);
-	spindle_trace_publish(sg, ret > 0 ? ret : 0, e->stats.msgs_sent - msgs,
-			      e->stats.nulls_sent - nulls);
-	return ret;
-}
-
-/* The baseline's writes: queued for every ready member, posted at once. */
-static int spindle_sg_post_now(struct spindle_turn *t)
-{
-	u32 n, m;
-
-	n = sp_sg_queue_all(&t->sg->eng, &spindle_turn_ops, t);
-	for (m = 0; n && m < t->sg->eng.nmembers; m++) {
-		struct spindle_peer *peer = spindle_turn_peer(t, m);
-
-		if (m != t->sg->eng.me && spindle_peer_ready(peer))
-			spindle_peer_flush(peer);
-	}
-	return n;
-}
-
-/*
- * The baseline (SPINDLE_GROUP_BASELINE): Derecho before Spindle, for
- * comparison.  The engine takes one message per step; each step's writes
- * are posted at once, one ib_post_send per peer, with the subgroup lock
- * held as the application threads wait on it.  No nulls.
- */
-static int spindle_sg_pass_baseline(struct spindle_group *g, struct spindle_sg *sg,
-				    bool failed)
-{
-	struct spindle_turn t = { .g = g, .sg = sg };
-	struct sp_sg *e = &sg->eng;
-	int work = 0, step, freed, ret;
-
-	do {
-		step = 0;
-		spin_lock_bh(&sg->lock);
-		if (e->fault_member < 0) {
-			ret = sp_sg_receive(e);
-			if (ret > 0) {
-				trace_spindle_recv_batch(sg->group_id, sg->id, ret);
-				step += ret + spindle_sg_post_now(&t);
-			}
-		}
-		if (!failed && !READ_ONCE(g->stopping)) {
-			step += spindle_producer_take(sg);
-			ret = spindle_sg_publish(sg);
-			if (ret)
-				step += ret + spindle_sg_post_now(&t);
-		}
-		freed = sp_sg_reclaim(e);
-		spindle_producer_limit(sg);
-		spin_unlock_bh(&sg->lock);
-		if (freed) {
-			step += freed;
-			wake_up_all(&sg->send_wq);
-		}
-		if (!e->wedged && spindle_sg_deliver(sg, 1)) {
-			spin_lock_bh(&sg->lock);
-			step += 1 + spindle_sg_post_now(&t);
-			spin_unlock_bh(&sg->lock);
-		}
-		work += step;
-	} while (step && work < 256);
-	if (e->fault_member >= 0 && !failed)
-		spindle_member_lost(g, sg->member_idx[e->fault_member], e->fault_what);
-	return work;
-}
-
 /*
  * One subgroup's predicates (proto/pass.c).  After a member fails
  * (@failed) nothing new is published, but what the others already sent is
  * still received, delivered and acknowledged: only a member caught writing
- * garbage stops the receive predicate, for good.
+ * garbage stops the receive predicate, for good.  The baseline
+ * (SPINDLE_GROUP_BASELINE), Derecho before Spindle for comparison, takes
+ * the same turn stepwise: one message per step, each step's writes posted
+ * at once, one ib_post_send per peer, with the subgroup lock held as the
+ * application threads wait on it.  No nulls (sp_sg_init()).
  */
 static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
 			   bool failed)
 {
 	struct spindle_turn t = { .g = g, .sg = sg };
+	u32 flags = 0;
 
+	if (failed || READ_ONCE(g->stopping))
+		flags |= SP_PASS_NO_PUBLISH;
 	if (g->cfg.flags & SP_GROUP_BASELINE)
-		return spindle_sg_pass_baseline(g, sg, failed);
-	return sp_sg_pass(&sg->eng, &spindle_turn_ops, &t,
-			  failed || READ_ONCE(g->stopping) ?
-			  SP_PASS_NO_PUBLISH : 0);
+		flags |= SP_PASS_STEPWISE;
+	return sp_sg_pass(&sg->eng, &spindle_turn_ops, &t, flags);
 }
 
 static int spindle_group_view(void *ctx)

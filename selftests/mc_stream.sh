@@ -6,6 +6,7 @@
 # window 1, 16 and 100; through the producer page and (--no-producer) with
 # SEND system calls.  Every payload is checked against its sender's
 # pattern; each log obeys FIFO per sender and (ordered) the round-robin rule;
+# once more in baseline mode (--baseline: one message per step);
 # scripts/check then compares the logs of all guests.  Last, a late reader:
 # the group is up everywhere, but guest 0's spindle-bw starts 2 s after the
 # others', when their first window of messages already waits for it; it
@@ -45,13 +46,16 @@
 spindle_load || exit 1
 T="--timeout 120"
 N=${SPINDLE_NODES:-1}
-ktap_plan 17
+ktap_plan 18
 bw_run ordered_all_1k_w100   --group 11 --port "$(bw_port 1)" --senders all --messages 1500 --size 1024 --window 100 $T
 bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages 300 --size 1 --window 1 --no-producer $T
 bw_run ordered_one_max_w8    --group 13 --port "$(bw_port 3)" --senders one --messages 400 --size 8192 --window 8 $T
 bw_run ordered_all_1b_w100   --group 14 --port "$(bw_port 4)" --senders all --messages 3000 --size 1 --window 100 $T
 bw_run unordered_all_1k_w16  --group 15 --port "$(bw_port 5)" --mode unordered --senders all --messages 1500 --size 1024 --window 16 --no-producer $T
 bw_run unordered_one_max_w1  --group 16 --port "$(bw_port 6)" --mode unordered --senders one --messages 200 --size 4096 --window 1 $T
+# the baseline (Derecho before Spindle, kept for comparison): the same
+# pass in steps of one message, each step's writes posted at once
+bw_run baseline_ordered_all_1k_w16 --group 24 --port "$(bw_port 14)" --senders all --messages 600 --size 1024 --window 16 --baseline $T
 
 CFG=${SPINDLE_OUT:-/tmp}/late.conf
 gen_config "$CFG" 17 "$(bw_port 7)" "subgroup 0 members all senders all window 16 max_msg 256 mode ordered"

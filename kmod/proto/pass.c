@@ -41,17 +41,12 @@ static int sp_pass_publish(struct sp_sg *e, const struct sp_pass_ops *o,
 	return taken + ret;
 }
 
-/**
- * sp_sg_queue_all - queue what every ready member lacks
- * @e: engine
- * @o: transport
- * @ctx: its context
- *
- * Payload and headers first, then the counter block when the transport
- * lets it go; never more writes than fit a member's send queue.
- * Return: writes queued.
+/*
+ * Queue what every ready member lacks; with @now (the baseline) post each
+ * member's chain as soon as it is queued.
  */
-u32 sp_sg_queue_all(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx)
+static u32 sp_pass_queue(struct sp_sg *e, const struct sp_pass_ops *o,
+			 void *ctx, bool now)
 {
 	struct sp_wr w[SP_EMIT_MAX];
 	u32 m, i, n, room, queued = 0;
@@ -65,9 +60,72 @@ u32 sp_sg_queue_all(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx)
 		n = sp_sg_emit(e, m, room, o->block_ok(ctx, m), w);
 		for (i = 0; i < n; i++)
 			o->queue(ctx, m, &w[i]);
+		if (now && n)
+			o->post(ctx, m);
 		queued += n;
 	}
 	return queued;
+}
+
+/**
+ * sp_sg_queue_all - queue what every ready member lacks
+ * @e: engine
+ * @o: transport
+ * @ctx: its context
+ *
+ * Payload and headers first, then the counter block when the transport
+ * lets it go; never more writes than fit a member's send queue.
+ * Return: writes queued.
+ */
+u32 sp_sg_queue_all(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx)
+{
+	return sp_pass_queue(e, o, ctx, false);
+}
+
+/*
+ * One step of a turn.  Spindle's (@flags without SP_PASS_STEPWISE): each
+ * predicate takes everything there is, and the writes are queued at the
+ * end, to be posted after every lock is dropped.  The baseline's
+ * (SP_PASS_STEPWISE): the engine moves one message per predicate
+ * (sp_sg_init() limits it), each predicate that moved posts its writes at
+ * once, under the subgroup's lock, and one message is delivered.
+ */
+static int sp_pass_step(struct sp_sg *e, const struct sp_pass_ops *o,
+			void *ctx, u32 flags)
+{
+	bool now = flags & SP_PASS_STEPWISE;
+	int work, n, freed;
+
+	n = sp_pass_receive(e, o, ctx);
+	work = n;
+	o->lock(ctx);
+	if (now && n)
+		work += (int)sp_pass_queue(e, o, ctx, true);
+	if (!(flags & SP_PASS_NO_PUBLISH)) {
+		n = sp_pass_publish(e, o, ctx);
+		work += n;
+		if (now && n)
+			work += (int)sp_pass_queue(e, o, ctx, true);
+	}
+	freed = sp_sg_reclaim(e);
+	o->limit(ctx);
+	o->unlock(ctx);
+	if (freed) {
+		work += freed;
+		o->freed(ctx, (u32)freed);
+	}
+	if (!e->wedged) {
+		n = (int)o->deliver(ctx, now ? 1 : e->log_size);
+		work += n;
+		if (now && n) {
+			o->lock(ctx);
+			work += (int)sp_pass_queue(e, o, ctx, true);
+			o->unlock(ctx);
+		}
+	}
+	if (!now)
+		work += (int)sp_sg_queue_all(e, o, ctx);
+	return work;
 }
 
 /**
@@ -77,7 +135,9 @@ u32 sp_sg_queue_all(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx)
  * @ctx: their context
  * @flags: SP_PASS_NO_PUBLISH after a failure or while stopping: nothing
  *	new is published, but what others sent is still received, delivered
- *	and acknowledged, and what changed still goes out
+ *	and acknowledged, and what changed still goes out;
+ *	SP_PASS_STEPWISE for the baseline: steps of one message, each
+ *	posted at once, repeated while they move (up to SP_PASS_STEP_BUDGET)
  *
  * A wedged engine delivers nothing: the trim decides what is left.
  * Return: how much moved (0: nothing to do).
@@ -85,22 +145,14 @@ u32 sp_sg_queue_all(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx)
 int sp_sg_pass(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx,
 	       u32 flags)
 {
-	int work, freed;
+	int work = 0, step;
 
-	work = sp_pass_receive(e, o, ctx);
-	o->lock(ctx);
-	if (!(flags & SP_PASS_NO_PUBLISH))
-		work += sp_pass_publish(e, o, ctx);
-	freed = sp_sg_reclaim(e);
-	o->limit(ctx);
-	o->unlock(ctx);
-	if (freed) {
-		work += freed;
-		o->freed(ctx, (u32)freed);
-	}
-	if (!e->wedged)
-		work += (int)o->deliver(ctx, e->log_size);
-	return work + (int)sp_sg_queue_all(e, o, ctx);
+	do {
+		step = sp_pass_step(e, o, ctx, flags);
+		work += step;
+	} while ((flags & SP_PASS_STEPWISE) && step &&
+		 work < SP_PASS_STEP_BUDGET);
+	return work;
 }
 
 /**

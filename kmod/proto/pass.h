@@ -5,7 +5,9 @@
  * my row again, then every member's chain is posted.  A subgroup's turn
  * (sp_sg_pass()): receive, then (under the subgroup's send lock) take what
  * producers made ready, publish and reclaim; wake the senders; deliver;
- * queue what each member lacks.  What is below is a table of operations:
+ * queue what each member lacks.  The baseline (SP_PASS_STEPWISE) runs the
+ * same turn in steps of one message, each step's writes posted at once
+ * under the lock.  What is below is a table of operations:
  * the kernel's in thread.c (over xmit.c's ib_verbs transport, view.c's
  * rows and deliver.c's consumers), the simulation's over a set of queues
  * (selftests/unit/sim.h).
@@ -30,6 +32,8 @@
  * @block_ok: may a push of the counter block go to @m now (the elastic
  *	threshold: one push in flight)
  * @queue: append write @w for member @m to this pass's chain
+ * @post: post member @m's chain now (the baseline's policy only,
+ *	SP_PASS_STEPWISE; otherwise the group's @flush posts every chain)
  * @bad: member @m wrote something invalid (@what): it is to be treated as
  *	failed; the pass goes on with what was received
  * @received: optional, for tracing: @n new entries received
@@ -49,6 +53,7 @@ struct sp_pass_ops {
 	u32 (*writes)(void *ctx, u32 m);
 	bool (*block_ok)(void *ctx, u32 m);
 	void (*queue)(void *ctx, u32 m, const struct sp_wr *w);
+	void (*post)(void *ctx, u32 m);
 	void (*bad)(void *ctx, u32 m, const char *what);
 	void (*received)(void *ctx, u32 n);
 	void (*published)(void *ctx, u32 n, u64 msgs, u64 nulls);
@@ -57,7 +62,11 @@ struct sp_pass_ops {
 /* sp_sg_pass() flags */
 enum sp_pass_flags {
 	SP_PASS_NO_PUBLISH = 1,		/* failed or stopping: nothing new */
+	SP_PASS_STEPWISE = 2,		/* the baseline: Derecho before Spindle */
 };
+
+/* Most a stepwise turn moves before the pass goes on to the others. */
+#define SP_PASS_STEP_BUDGET	256
 
 int sp_sg_pass(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx,
 	       u32 flags);

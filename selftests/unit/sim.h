@@ -478,6 +478,13 @@ static inline void sim_turn_queue(void *ctx, u32 m, const struct sp_wr *w)
 		 w->kind == SP_WR_BLOCK ? (void *)nd->sg.blocks[nd->sg.me] : NULL);
 }
 
+/* a write is in its queue as soon as queued: nothing to post */
+static inline void sim_turn_post(void *ctx, u32 m)
+{
+	(void)ctx;
+	(void)m;
+}
+
 static inline void sim_turn_bad(void *ctx, u32 m, const char *what)
 {
 	struct sim_turn *t = ctx;
@@ -508,6 +515,7 @@ static const struct sp_pass_ops sim_turn_ops = {
 	.writes = sim_turn_writes,
 	.block_ok = sim_turn_block_ok,
 	.queue = sim_turn_queue,
+	.post = sim_turn_post,
 	.bad = sim_turn_bad,
 };
 
@@ -542,7 +550,9 @@ static inline int sim_group_turn(void *ctx, u32 sg)
 	struct sim_turn *t = ctx;
 
 	(void)sg;	/* one subgroup */
-	return sp_sg_pass(&t->s->node[t->i].sg, &sim_turn_ops, t, 0);
+	return sp_sg_pass(&t->s->node[t->i].sg, &sim_turn_ops, t,
+			  t->s->cfg.flags & SP_GROUP_BASELINE ?
+			  SP_PASS_STEPWISE : 0);
 }
 
 /* writes are in their queues as soon as queued: nothing to post */

@@ -17,6 +17,7 @@ struct rec {
 	struct sim_turn t;	/* the simulated node under it, if any */
 	int kinds[64];		/* SP_WR_* of each queued write */
 	u32 nkinds;
+	u32 max_deliver;	/* the largest @max deliver was called with */
 };
 
 static void rec_ev(void *ctx, char c)
@@ -111,6 +112,10 @@ static void rec_freed(void *ctx, u32 n)
 
 static u32 rec_deliver(void *ctx, u32 max)
 {
+	struct rec *r = ctx;
+
+	if (max > r->max_deliver)
+		r->max_deliver = max;
 	rec_ev(ctx, 'D');
 	return sim_turn_deliver(&((struct rec *)ctx)->t, max);
 }
@@ -137,6 +142,12 @@ static void rec_queue(void *ctx, u32 m, const struct sp_wr *w)
 	sim_turn_queue(&r->t, m, w);
 }
 
+static void rec_post(void *ctx, u32 m)
+{
+	(void)m;
+	rec_ev(ctx, 'P');
+}
+
 static void rec_bad(void *ctx, u32 m, const char *what)
 {
 	(void)m;
@@ -154,20 +165,27 @@ static const struct sp_pass_ops rec_ops = {
 	.writes = rec_writes,
 	.block_ok = rec_block_ok,
 	.queue = rec_queue,
+	.post = rec_post,
 	.bad = rec_bad,
 };
 
 static const u32 two[] = { 0, 1 };
 
-/* node 0 of two, with @n messages marked ready */
-static void two_nodes(struct kt *_t, struct sim *s, struct rec *r, u32 n)
+/* node 0 of two, with @n messages marked ready; @flags: SP_GROUP_* */
+static void two_nodes_flags(struct kt *_t, struct sim *s, struct rec *r,
+			    u32 n, u32 flags)
 {
-	ASSERT_EQ(sim_init(s, 2, two, 2, SP_MODE_ORDERED, 8, 64, 1), 0);
+	ASSERT_EQ(sim_init_flags(s, 2, two, 2, flags, SP_MODE_ORDERED, 8, 64, 1), 0);
 	s->node[0].to_send = n;
 	sim_produce(s, 0);	/* reserve */
 	sim_produce(s, 0);	/* fill and mark ready */
 	r->t.s = s;
 	r->t.i = 0;
+}
+
+static void two_nodes(struct kt *_t, struct sim *s, struct rec *r, u32 n)
+{
+	two_nodes_flags(_t, s, r, n, 0);
 }
 
 TEST(turn_takes_publishes_and_reclaims_under_the_lock)
@@ -184,6 +202,9 @@ TEST(turn_takes_publishes_and_reclaims_under_the_lock)
 	EXPECT_GT(r.nkinds, 0);
 	if (strncmp(r.ev, "LTMUD", 5))
 		TH_LOG("turn: %s", r.ev);
+	/* Spindle's writes wait for the group's flush, after every lock */
+	EXPECT_EQ(strchr(r.ev, 'P'), NULL);
+	EXPECT_EQ(r.max_deliver, s.node[0].sg.log_size);
 	sim_free(&s);
 }
 
@@ -240,5 +261,51 @@ TEST(wedged_turn_delivers_nothing)
 	s.node[0].sg.wedged = true;
 	sp_sg_pass(&s.node[0].sg, &rec_ops, &r, 0);
 	EXPECT_EQ(strchr(r.ev, 'D'), NULL);
+	sim_free(&s);
+}
+
+/*
+ * The baseline's policy: the same turn in steps of one message; what a
+ * step queues is posted before the lock is dropped (Derecho's way: the
+ * application threads wait on that lock), and one message is delivered
+ * per step.  A turn steps on while it moves: three messages, three
+ * publish steps in one turn.
+ */
+TEST(baseline_turn_posts_each_step_under_the_lock)
+{
+	static struct sim s;
+	struct rec r = { 0 };
+	bool locked = false, unposted = false;
+	u32 k;
+
+	two_nodes_flags(_t, &s, &r, 3, SP_GROUP_BASELINE);
+	if (_t->failed)
+		return;
+	EXPECT_GT(sp_sg_pass(&s.node[0].sg, &rec_ops, &r, SP_PASS_STEPWISE), 0);
+	EXPECT_EQ(s.node[0].sg.stats.publish_batches, 3);
+	EXPECT_EQ(r.max_deliver, 1);
+	ASSERT_GT(r.nkinds, 0);
+	for (k = 0; k < r.n; k++) {
+		switch (r.ev[k]) {
+		case 'L':
+			locked = true;
+			break;
+		case 'Q':
+			EXPECT_TRUE(locked);
+			unposted = true;
+			break;
+		case 'P':
+			EXPECT_TRUE(locked);
+			unposted = false;
+			break;
+		case 'U':
+			EXPECT_FALSE(unposted);
+			locked = false;
+			break;
+		}
+	}
+	EXPECT_FALSE(unposted);
+	if (_t->failed)
+		TH_LOG("turn: %s", r.ev);
 	sim_free(&s);
 }
