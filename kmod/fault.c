@@ -36,6 +36,7 @@
 #include <linux/uaccess.h>
 
 #include "spindle.h"
+#include "hostile.h"
 #include "fault.h"
 
 #define DIE_AFTER_MS	200

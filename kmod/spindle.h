@@ -259,29 +259,6 @@ struct spindle_group {
 	unsigned long charged;		/* pages */
 };
 
-/*
- * Testing only, through debugfs (root): make this node a hostile peer that
- * writes garbage into its peers' memory with the keys they gave it.  Its
- * peers must reject it, log once, and take it out of the view.
- */
-enum spindle_hostile {
-	SPINDLE_HOSTILE_OFF,
-	SPINDLE_HOSTILE_BACKWARDS,	/* counters go back to 0 */
-	SPINDLE_HOSTILE_JUMP,		/* counters jump by 2^63 */
-	SPINDLE_HOSTILE_ROW,		/* a row naming strangers (checksum right) */
-	SPINDLE_HOSTILE_TORN,		/* rows torn for good (checksum wrong) */
-	SPINDLE_HOSTILE_LENGTH,		/* message headers: length over max */
-	SPINDLE_HOSTILE_NULLS,		/* null headers: count over the window */
-	SPINDLE_HOSTILE_HDR_TORN,	/* headers torn mid-write: kind garbled */
-	/*
-	 * A row naming strangers written once to member hostile_peer with a
-	 * key it gave somebody else (hostile_rkey at hostile_addr), then
-	 * silence.
-	 */
-	SPINDLE_HOSTILE_FOREIGN_KEY,
-	SPINDLE_HOSTILE_SILENT,		/* (what FOREIGN_KEY turns into) */
-};
-
 extern struct mutex spindle_groups_lock;
 extern struct list_head spindle_groups;
 
@@ -327,6 +304,10 @@ bool spindle_coalesces(const struct spindle_group *g);
 void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 			const struct sp_wr *w);
 int spindle_peer_flush(struct spindle_peer *peer);
+u32 spindle_queue_range(struct spindle_peer *peer,
+			const struct spindle_mrset *lset, u64 loff,
+			const struct spindle_rregion *rr, u64 roff, u32 len,
+			bool bell, u32 imm);
 void spindle_peer_queue_row(struct spindle_peer *peer, bool bell);
 int spindle_poll_cq(struct spindle_group *g);
 void spindle_flush_all(struct spindle_group *g);

@@ -4,14 +4,15 @@
  * peer's send queue takes now, the engine's writes appended to its chain
  * (split at memory region chunks, blocks and rows copied to a staging
  * slot first), and one ib_post_send() per peer at the end of a pass.
- * Completions are polled here too; the hostile-peer test mode garbles
- * what is staged.
+ * Completions are polled here too.  While the hostile-peer test mode is
+ * set, what is staged goes through hostile.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 
 #include "spindle.h"
+#include "hostile.h"
 #include "proto/sq.h"
 #include "trace.h"
 
@@ -55,11 +56,6 @@ static void spindle_signal(struct spindle_peer *peer, u32 i)
 	peer->chain[i].wr.wr_cqe = &sig->cqe;
 }
 
-static u32 spindle_queue_range(struct spindle_peer *peer,
-			       const struct spindle_mrset *lset, u64 loff,
-			       const struct spindle_rregion *rr, u64 roff, u32 len,
-			       bool bell, u32 imm);
-
 /*
  * The staging slot of the next send queue entry: what the NIC reads from
  * it is a snapshot, reused only after that entry completed.
@@ -68,91 +64,6 @@ static u64 spindle_stage_off(const struct spindle_peer *peer)
 {
 	return (u64)sp_sq_stage_slot(peer->kc->sq_posted + peer->chain_len,
 				     SPINDLE_SQ_DEPTH) * peer->stage_entry;
-}
-
-/* The hostile-peer test (enum spindle_hostile): garble a staged block. */
-static void spindle_hostile_block(struct spindle_group *g, struct sp_block *b)
-{
-	switch (READ_ONCE(g->hostile)) {
-	case SPINDLE_HOSTILE_BACKWARDS:
-		b->hdr_pub = 0;
-		b->recv_seq = 0;
-		b->deliv_seq = 0;
-		break;
-	case SPINDLE_HOSTILE_JUMP:
-		b->hdr_pub = cpu_to_le64(le64_to_cpu(b->hdr_pub) + (1ULL << 63));
-		b->recv_seq = cpu_to_le64(le64_to_cpu(b->recv_seq) + (1ULL << 63));
-		break;
-	default:
-		break;
-	}
-}
-
-/* ...or a staged row. */
-static void spindle_hostile_row(struct spindle_group *g, struct sp_row_hdr *row)
-{
-	switch (READ_ONCE(g->hostile)) {
-	case SPINDLE_HOSTILE_ROW:
-		pr_warn_once("group %u: hostile: a row naming strangers\n", g->id);
-		row->suspects = cpu_to_le64(1ULL << 40);
-		row->csum = cpu_to_le64(spindle_row_csum(g, row));
-		break;
-	case SPINDLE_HOSTILE_TORN:
-		row->csum = cpu_to_le64(le64_to_cpu(row->csum) ^ 1);
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * ...or staged headers: every one of them, so that the first the peer
- * takes is already bad.
- */
-static void spindle_hostile_hdrs(struct spindle_group *g, struct sp_hdr *h, u32 n)
-{
-	u32 mode = READ_ONCE(g->hostile);
-
-	pr_warn_once("group %u: hostile (mode %u): garbling %u headers\n",
-		     g->id, mode, n);
-	for (; n; n--, h++) {
-		switch (mode) {
-		case SPINDLE_HOSTILE_LENGTH:
-			h->kind = cpu_to_le16(SP_HDR_DATA);
-			h->count = 0;
-			h->len = cpu_to_le32(U32_MAX);
-			break;
-		case SPINDLE_HOSTILE_NULLS:
-			h->kind = cpu_to_le16(SP_HDR_NULLS);
-			h->count = cpu_to_le16(U16_MAX);
-			h->len = 0;
-			break;
-		case SPINDLE_HOSTILE_HDR_TORN:
-			h->kind = cpu_to_le16(0x5a5a);
-			break;
-		default:
-			return;
-		}
-	}
-}
-
-/*
- * A hostile mode that garbles headers sends them from a staged copy: as
- * many whole headers as a staging slot holds, and none after them (the
- * peer takes the first one and rejects it; a header write never takes
- * more send queue entries than it would have).  Returns the bytes to
- * stage, or 0 when the write goes out as it is.
- */
-static u32 spindle_hostile_stages_hdrs(struct spindle_group *g,
-				       const struct spindle_peer *peer, u32 len)
-{
-	u32 mode = READ_ONCE(g->hostile);
-
-	if (likely(mode < SPINDLE_HOSTILE_LENGTH) || mode > SPINDLE_HOSTILE_HDR_TORN ||
-	    len % sizeof(struct sp_hdr))
-		return 0;
-	return min_t(u32, len, peer->stage_entry / sizeof(struct sp_hdr) *
-			       sizeof(struct sp_hdr));
 }
 
 /**
@@ -192,15 +103,16 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		rr = &c->w_meta;
 		loff = lay->hdr_off[s] + w->offset;
 		roff = loff;
-		n = spindle_hostile_stages_hdrs(g, peer, len);
-		if (n) {
-			void *st = peer->stage->vaddr + spindle_stage_off(peer);
+		if (unlikely(hostile)) {
+			u64 st = spindle_stage_off(peer);
 
-			len = n;
-			memcpy(st, g->out_meta->vaddr + loff, len);
-			spindle_hostile_hdrs(g, st, len / sizeof(struct sp_hdr));
-			lset = &c->l_stage;
-			loff = st - peer->stage->vaddr;
+			n = spindle_hostile_hdrs(peer, g->out_meta->vaddr + loff,
+						 len, peer->stage->vaddr + st);
+			if (n) {
+				len = n;
+				lset = &c->l_stage;
+				loff = st;
+			}
 		}
 		break;
 	default:
@@ -226,15 +138,24 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 	}
 }
 
-/*
- * Append the writes of [loff, loff + len) of @lset to [roff, ...) of @rr,
- * split at MR chunk boundaries; with @bell the last one carries @imm and
- * rings the peer's doorbell.  Returns the writes queued.
+/**
+ * spindle_queue_range - append the writes of a range to a peer's chain
+ * @peer: a READY peer
+ * @lset: the local memory regions
+ * @loff: where in them the range starts
+ * @rr: the peer's region
+ * @roff: where in it
+ * @len: bytes
+ * @bell: the last write carries @imm and rings the peer's doorbell
+ * @imm: its immediate data
+ *
+ * Splits the range at MR chunk boundaries on either side.
+ * Return: the writes queued.
  */
-static u32 spindle_queue_range(struct spindle_peer *peer,
-			       const struct spindle_mrset *lset, u64 loff,
-			       const struct spindle_rregion *rr, u64 roff, u32 len,
-			       bool bell, u32 imm)
+u32 spindle_queue_range(struct spindle_peer *peer,
+			const struct spindle_mrset *lset, u64 loff,
+			const struct spindle_rregion *rr, u64 roff, u32 len,
+			bool bell, u32 imm)
 {
 	u32 queued = 0;
 
@@ -277,41 +198,6 @@ static u32 spindle_queue_range(struct spindle_peer *peer,
 	return queued;
 }
 
-/*
- * SPINDLE_HOSTILE_FOREIGN_KEY: queue a row naming strangers (checksum
- * right, so that it is taken as the owner's row and rejected) to
- * hostile_peer with the key and address the test found in another
- * member's connection to it, then go silent (SPINDLE_HOSTILE_SILENT:
- * nothing more is queued to anyone, so that this node's own reaction to
- * the refusal, suspecting the peer that refused it, never reaches the
- * others).  Returns whether the row push was taken over.
- */
-static bool spindle_hostile_foreign(struct spindle_peer *peer, u64 loff)
-{
-	struct spindle_group *g = peer->g;
-	struct spindle_rchunk ch;
-	struct spindle_rregion rr = { .n = 1, .chunks = &ch };
-	struct sp_row_hdr *row = peer->stage->vaddr + loff;
-
-	if (READ_ONCE(g->hostile) == SPINDLE_HOSTILE_SILENT)
-		return true;
-	if (peer->idx != READ_ONCE(g->hostile_peer))
-		return false;
-	memcpy(row, g->out_meta->vaddr, g->row_bytes);
-	row->suspects = cpu_to_le64(1ULL << 40);
-	row->csum = cpu_to_le64(spindle_row_csum(g, row));
-	ch.iova = READ_ONCE(g->hostile_addr);
-	ch.rkey = READ_ONCE(g->hostile_rkey);
-	ch.len = g->row_bytes;
-	rr.size = ch.len;
-	pr_warn("group %u: hostile: a row naming strangers to member %u with key 0x%x at 0x%llx, then silence\n",
-		g->id, peer->id, ch.rkey, ch.iova);
-	spindle_queue_range(peer, &peer->kc->l_stage, loff, &rr, 0, ch.len,
-			    false, 0);
-	WRITE_ONCE(g->hostile, SPINDLE_HOSTILE_SILENT);
-	return true;
-}
-
 /**
  * spindle_peer_queue_row - append a push of my row header and view area
  * @peer: a READY peer
@@ -324,12 +210,9 @@ void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 	struct spindle_group *g = peer->g;
 	u64 loff = spindle_stage_off(peer);
 
-	if (unlikely(READ_ONCE(g->hostile) >= SPINDLE_HOSTILE_FOREIGN_KEY) &&
-	    spindle_hostile_foreign(peer, loff))
+	if (unlikely(READ_ONCE(g->hostile)) && spindle_hostile_row(peer, loff, bell))
 		return;
 	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
-	if (unlikely(READ_ONCE(g->hostile)))
-		spindle_hostile_row(g, peer->stage->vaddr + loff);
 	spindle_queue_range(peer, &peer->kc->l_stage, loff, &peer->kc->w_meta, 0,
 			    g->row_bytes, bell, U32_MAX);
 }
