@@ -204,6 +204,12 @@ stage2() {
 	rc=$?
 	wait_for 2 test -e "$BIN/tee.done"
 	say "node $SPINDLE_NODE: the command exited $rc"
+	# what the soft NIC and eth0 counted (drops, retries, sequence
+	# errors): a test-bed failure is told from a protocol one by these
+	{
+		rdma statistic show link rxe0/1 2>&1
+		ip -s -s link show eth0 2>&1
+	} >"$SPINDLE_OUT/net.txt"
 
 	# A kmemleak kernel: report what the run leaked (the host scans the
 	# console for "unreferenced object").  kmemleak ignores objects younger

@@ -186,7 +186,10 @@ check_survivors() {	# DIR VICTIMS...
 		fi
 		t=$(sed -n "s/.*view $want installed: .* after \([0-9]*\) ms.*/\1/p" "$d/node$k/dmesg.txt" | tail -n 1)
 		echo "# node $k: view $want installed ${t:-never} ms after its change began ($(grep -c '^view ' "$d/node$k/sg0.log") view records)"
-		[ -n "$t" ] && [ "$t" -le "$BOUND_MS" ] || ok=0
+		if [ -z "$t" ] || [ "$t" -gt "$BOUND_MS" ]; then
+			echo "# node $k: not within the bound of $BOUND_MS ms"
+			ok=0
+		fi
 	done
 	# ordered: identical logs, view record included
 	for k in "${surv[@]:1}"; do
@@ -389,17 +392,34 @@ survivors_and() {
 	check_survivors "$d" "$@" && [ "$rc" = 0 ]
 }
 
+# why_failed NAME OUTPUT: a failed scenario's own lines and what the guests'
+# kernels said of their connections, in $OUT/why.txt (scripts/check
+# prints it last, where CI's tail shows it)
+why_failed() {
+	{
+		echo "$1:"
+		echo "$2" | tail -n 8 | sed 's/^# /  /'
+		grep -H -m 3 'spindle: group .*\(lost (\|this member stops\|failed: \)' \
+			"$d"/node*/dmesg.txt 2>/dev/null | sed "s|^$d/||; s|/dmesg.txt:|: |; s/^/  /" | head -n 8
+	} >>"$OUT/why.txt"
+}
+
 # judge NAME CHECK...: a kernel splat in the run in $d fails NAME;
 # otherwise CHECK (a command) says
 judge() {
-	local name=$1
+	local name=$1 out
 	shift
 	if grep -q 'kernel splat' "$d.log"; then
-		grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /'
+		out=$(grep 'kernel splat\|console-.*:' "$d.log" | head -n 6 | sed 's/^/# /')
+		echo "$out"
+		why_failed "$name" "$out"
 		result fail "$name"
-	elif "$@"; then
+	elif out=$("$@"); then
+		echo "$out"
 		result ok "$name"
 	else
+		echo "$out"
+		why_failed "$name" "$out"
 		result fail "$name"
 	fi
 }
