@@ -88,6 +88,15 @@ u32 spindle_hostile_hdrs(const struct spindle_peer *peer, const void *from,
 	return n;
 }
 
+/* Stage my row at @row naming strangers, checksum right: taken, then rejected. */
+static void spindle_hostile_strangers(struct spindle_group *g,
+				      struct sp_row_hdr *row)
+{
+	memcpy(row, g->out_meta->vaddr, g->row_bytes);
+	row->suspects = cpu_to_le64(1ULL << 40);
+	row->csum = cpu_to_le64(spindle_row_csum(g, row));
+}
+
 /*
  * SPINDLE_HOSTILE_FOREIGN_KEY: queue a row naming strangers (checksum
  * right, so that it is taken as the owner's row and rejected) to
@@ -108,9 +117,7 @@ static bool spindle_hostile_foreign(struct spindle_peer *peer, u64 loff)
 		return true;
 	if (peer->idx != READ_ONCE(g->hostile_peer))
 		return false;
-	memcpy(row, g->out_meta->vaddr, g->row_bytes);
-	row->suspects = cpu_to_le64(1ULL << 40);
-	row->csum = cpu_to_le64(spindle_row_csum(g, row));
+	spindle_hostile_strangers(g, row);
 	ch.iova = READ_ONCE(g->hostile_addr);
 	ch.rkey = READ_ONCE(g->hostile_rkey);
 	ch.len = g->row_bytes;
@@ -142,9 +149,7 @@ bool spindle_hostile_row(struct spindle_peer *peer, u64 loff, bool bell)
 	switch (READ_ONCE(g->hostile)) {
 	case SPINDLE_HOSTILE_ROW:
 		pr_warn_once("group %u: hostile: a row naming strangers\n", g->id);
-		memcpy(row, g->out_meta->vaddr, g->row_bytes);
-		row->suspects = cpu_to_le64(1ULL << 40);
-		row->csum = cpu_to_le64(spindle_row_csum(g, row));
+		spindle_hostile_strangers(g, row);
 		break;
 	case SPINDLE_HOSTILE_TORN:
 		memcpy(row, g->out_meta->vaddr, g->row_bytes);

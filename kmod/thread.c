@@ -132,20 +132,16 @@ static void spindle_turn_received(void *ctx, u32 n)
 	trace_spindle_recv_batch(sg->group_id, sg->id, n);
 }
 
-/* A publish step: @n positions, @msgs messages and @nulls null-sends. */
-static void spindle_trace_publish(struct spindle_sg *sg, u32 n, u64 msgs,
-				  u64 nulls)
+/* A publish step (sg->lock held): @n positions, @msgs messages, @nulls nulls. */
+static void spindle_turn_published(void *ctx, u32 n, u64 msgs, u64 nulls)
 {
+	struct spindle_sg *sg = ((struct spindle_turn *)ctx)->sg;
+
 	lockdep_assert_held(&sg->lock);
 	if (n)
 		trace_spindle_send_batch(sg->group_id, sg->id, n, msgs);
 	if (nulls)
 		trace_spindle_null_send(sg->group_id, sg->id, nulls);
-}
-
-static void spindle_turn_published(void *ctx, u32 n, u64 msgs, u64 nulls)
-{
-	spindle_trace_publish(((struct spindle_turn *)ctx)->sg, n, msgs, nulls);
 }
 
 static const struct sp_pass_ops spindle_turn_ops = {

@@ -42,8 +42,10 @@ static int sp_pass_publish(struct sp_sg *e, const struct sp_pass_ops *o,
 }
 
 /*
- * Queue what every ready member lacks; with @now (the baseline) post each
- * member's chain as soon as it is queued.
+ * Queue what every ready member lacks: payload and headers first, then the
+ * counter block when the transport lets it go, never more writes than fit
+ * a member's send queue; with @now (the baseline) post each member's chain
+ * as soon as it is queued.  Returns the writes queued.
  */
 static u32 sp_pass_queue(struct sp_sg *e, const struct sp_pass_ops *o,
 			 void *ctx, bool now)
@@ -65,21 +67,6 @@ static u32 sp_pass_queue(struct sp_sg *e, const struct sp_pass_ops *o,
 		queued += n;
 	}
 	return queued;
-}
-
-/**
- * sp_sg_queue_all - queue what every ready member lacks
- * @e: engine
- * @o: transport
- * @ctx: its context
- *
- * Payload and headers first, then the counter block when the transport
- * lets it go; never more writes than fit a member's send queue.
- * Return: writes queued.
- */
-u32 sp_sg_queue_all(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx)
-{
-	return sp_pass_queue(e, o, ctx, false);
 }
 
 /*
@@ -124,7 +111,7 @@ static int sp_pass_step(struct sp_sg *e, const struct sp_pass_ops *o,
 		}
 	}
 	if (!now)
-		work += (int)sp_sg_queue_all(e, o, ctx);
+		work += (int)sp_pass_queue(e, o, ctx, false);
 	return work;
 }
 

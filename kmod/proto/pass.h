@@ -70,7 +70,6 @@ enum sp_pass_flags {
 
 int sp_sg_pass(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx,
 	       u32 flags);
-u32 sp_sg_queue_all(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx);
 
 /**
  * struct sp_group_ops - a group's pass, around its subgroups' turns
