@@ -29,6 +29,10 @@ static int spindle_dbg_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "group %u state %d self %u busy_ns %llu idle_ns %llu\n",
 		   g->id, READ_ONCE(g->state), g->cfg.self_id,
 		   READ_ONCE(g->busy_ns), READ_ONCE(g->idle_ns));
+	seq_printf(m, "  passes %lld longest_us %llu\n",
+		   (long long)atomic64_read(&g->passes),
+		   div_u64(READ_ONCE(g->pass_max_ns), NSEC_PER_USEC));
+	spindle_dbg_hist(m, "pass_65us", g->hist_pass);
 	for (i = 0; i < g->cfg.nmembers; i++) {
 		struct spindle_peer *p = g->peers[i];
 

@@ -225,6 +225,8 @@ struct spindle_group {
 	bool stopping;			/* teardown: stop publishing */
 	u64 busy_ns;
 	u64 idle_ns;
+	u64 pass_max_ns;		/* the longest pass */
+	u64 hist_pass[SP_HIST_BUCKETS];	/* passes by length: log2 of 65.5 us units */
 	struct dentry *dbg;
 
 	/* views (view.c): the kthread only, unless said otherwise */

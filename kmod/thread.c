@@ -304,6 +304,18 @@ void spindle_thread_sync(struct spindle_group *g)
 	}
 }
 
+/*
+ * A pass's length, for debugfs: a long one holds back the soft NIC's
+ * ACKs as much as our own work (its subgroup turns run with bottom halves
+ * off).
+ */
+static void spindle_pass_timed(struct spindle_group *g, u64 ns)
+{
+	if (ns > g->pass_max_ns)
+		WRITE_ONCE(g->pass_max_ns, ns);
+	sp_hist_add(g->hist_pass, ns >> 16);
+}
+
 /**
  * spindle_thread_fn - the predicate thread of a group
  * @data: the group
@@ -324,6 +336,7 @@ int spindle_thread_fn(void *data)
 		if (wq_has_sleeper(&g->pass_wq))
 			wake_up_all(&g->pass_wq);
 		t1 = ktime_get_ns();
+		spindle_pass_timed(g, t1 - t0);
 		if (work) {
 			g->busy_ns += t1 - t0;
 			last_work = t1;

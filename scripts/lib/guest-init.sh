@@ -142,6 +142,21 @@ stage1() {
 	poweroff -f
 }
 
+# sched_waits: the tasks that waited longest for the CPU once runnable
+# (schedstats, switched on before the command), ksoftirqd among them:
+# an ACK that soft-RoCE sends late is told from a late guest by these
+sched_waits() {
+	local f
+	[ -r /proc/sys/kernel/sched_schedstats ] || return 0
+	echo "longest runqueue waits (ms), run time (ms), task:"
+	for f in /proc/[0-9]*/sched; do
+		awk 'NR == 1 { n = $1 } /wait_max/ { w = $NF }
+		     /sum_exec_runtime/ { r = $NF }
+		     END { if (w != "") printf "%12.3f %12.3f %s\n", w, r, n }' "$f" 2>/dev/null
+	done | sort -rn | head -n 8
+	grep -E 'NET_RX|TASKLET|TIMER' /proc/softirqs
+}
+
 # peers_up: every other guest answers ping and rxe0 is active.
 # shellcheck disable=SC2154 # ($addr comes from .spindle)
 peers_up() {
@@ -187,6 +202,9 @@ stage2() {
 		modprobe -a ib_core rdma_cm || fail "modprobe rdma_cm failed"
 		insmod "$SPINDLE_KO" || fail "insmod $SPINDLE_KO failed"
 	fi
+	# for sched_waits(), at the end
+	[ -w /proc/sys/kernel/sched_schedstats ] &&
+		echo 1 >/proc/sys/kernel/sched_schedstats
 	: >"$SPINDLE_OUT/.ready"
 	wait_for "$timeout" test -e "$SPINDLE_OUT/.go" || fail "no go-ahead from the host"
 	cd "$repo" || fail "cannot cd to $repo"
@@ -209,6 +227,7 @@ stage2() {
 	{
 		rdma statistic show link rxe0/1 2>&1
 		ip -s -s link show eth0 2>&1
+		sched_waits
 	} >"$SPINDLE_OUT/net.txt"
 
 	# A kmemleak kernel: report what the run leaked (the host scans the
