@@ -7,6 +7,8 @@
 #                   on every supported kernel (scripts/check)
 #   make check-debug the guest selftests on debug kernels (KASAN, lockdep,
 #                   kmemleak; scripts/debug-kernel)
+#   make check-views every view scenario on every kernel (CI runs the core
+#                   ones on each kernel and each other one on one kernel)
 #   make module     just the kernel module, for KVER
 #   make modules    the module for every supported kernel that is installed
 #   make unit       host unit tests of the protocol core (ASan + UBSan)
@@ -60,7 +62,7 @@ LIBSPINDLE_PIC := $(LIB)/libspindle.pic.o
 BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat $(BIN)/spindle-counter
 
-.PHONY: all module modules userspace selftests unit check check-debug clean help print-kdir \
+.PHONY: all module modules userspace selftests unit check check-debug check-views clean help print-kdir \
 	print-ko lint bench install uninstall stress-views fuzz-views unit-bins siw
 
 all: module userspace selftests
@@ -125,6 +127,10 @@ $(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) 
 
 check: all
 	scripts/check
+
+# every view scenario on every kernel: about 45 minutes on 2 cores
+check-views: all
+	scripts/check --views-all
 
 # the guest stages again on KASAN + lockdep + kmemleak kernels built from
 # Debian's linux-source-6.1 and -6.12 (scripts/debug-kernel; hours on 2 cores)

@@ -70,7 +70,8 @@
 #
 #   selftests/host/views.sh [OUTDIR]         prints KTAP
 #   (VIEWS_ONLY=NAME,... runs just those scenarios; VIEWS_SEED=N replays;
-#   VIEWS_EXTENDED=0 leaves out the extended ones, below)
+#   VIEWS_EXTENDED=0 leaves out the extended ones, below; VIEWS_SHARD=I/N
+#   runs the core ones and every Nth of the others from the Ith on)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${1:-build/views}
@@ -137,9 +138,28 @@ partition_three_of_seven:4,5,6:8:partition/7
 leader_cascade:0:8:fault/1/proposed/die
 leader_dies_wedged:4:8:fault/0/wedged/die"
 optional="stall_member2:2:6:stall"	# only when VIEWS_ONLY names it
+# With VIEWS_SHARD=I/N (scripts/check: lane I of N) the core scenarios run
+# on every kernel (a kill, the leader's, a rejoin, a partition, a torn
+# header, a fault inside a change: the paths a kernel's rdma_cm, rxe,
+# timers and locking take part in) and the others, the extended ones
+# among them, each on one kernel: CI's time.  `make check-views` runs
+# every one on every kernel.
+core=" kill_member3 kill_leader0 rejoin_member3 partition_two_of_five hostile_hdr_torn member_dies_drained "
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios $extended $optional; do
 		case ",$VIEWS_ONLY," in *",${sc%%:*},"*) echo "$sc" ;; esac
+	done)
+elif [ -n "${VIEWS_SHARD:-}" ]; then
+	shard_i=${VIEWS_SHARD%/*} shard_n=${VIEWS_SHARD#*/}
+	if ! [ "$shard_n" -gt "$shard_i" ] 2>/dev/null || ! [ "$shard_i" -ge 0 ]; then
+		echo "views.sh: VIEWS_SHARD=$VIEWS_SHARD: want I/N, 0 <= I < N" >&2
+		exit 2
+	fi
+	k=0
+	scenarios=$(for sc in $scenarios $extended; do
+		case "$core" in *" ${sc%%:*} "*) echo "$sc"; continue ;; esac
+		[ $((k % shard_n)) = "$shard_i" ] && echo "$sc"
+		k=$((k + 1))
 	done)
 elif [ "${VIEWS_EXTENDED:-1}" = 1 ]; then
 	scenarios="$scenarios $extended"
