@@ -22,10 +22,10 @@
 #   a live guest that stalls (its QEMU stopped) for 1.5 s, well under
 #   suspect_ms: nothing may change, neither the heartbeats nor the NICs'
 #   retries may give up on it.  Not in the default run: it fails.  At
-#   ack_timeout 14 (views-guest) the NICs give up after 470 ms; at 17
-#   they did not, but the stalled guest's heartbeat reached nobody for
-#   3 s (the stall, then its QPs' recovery at 537 ms a try) and it was
-#   suspected (it passed once of two).  The fix is a reconnect instead
+#   ack_timeout 14 the NICs gave up after 470 ms; at 17 (the test bed's,
+#   selftests/lib/spindle.sh) they did not, but the stalled guest's
+#   heartbeat reached nobody for 3 s (the stall, then its QPs' recovery
+#   at 537 ms a try) and it was suspected (it passed once of two).  The fix is a reconnect instead
 #   of a failure, and heartbeats that do not wait behind a stalled
 #   stream, still to do.  Run it
 #   with VIEWS_ONLY=stall_member2, VIEWS_STALL_MS=ms for another stall;
