@@ -422,6 +422,9 @@ why_failed() {
 	{
 		echo "$1:"
 		echo "$2" | tail -n 8 | sed 's/^# /  /'
+		# a guest whose virtual NIC stopped sending (its TX watchdog)
+		grep -H -m 1 -o 'NETDEV WATCHDOG.*' "$d"/console-*.log 2>/dev/null |
+			sed "s|^$d/||; s/^/  test bed: /"
 		grep -H -m 3 'spindle: group .*\(lost (\|this member stops\|failed: \)' \
 			"$d"/node*/dmesg.txt 2>/dev/null | sed "s|^$d/||; s|/dmesg.txt:|: |; s/^/  /" | head -n 8
 	} >>"$OUT/why.txt"
