@@ -74,6 +74,7 @@
 #   runs the core ones and every Nth of the others from the Ith on)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+. scripts/lib/nic-hang.sh
 OUT=${1:-build/views}
 # SECS: how long the streams last; the kills, pauses and partitions
 # (counted from when every guest's streams delivered: vmcluster --kill
@@ -423,8 +424,7 @@ why_failed() {
 		echo "$1:"
 		echo "$2" | tail -n 8 | sed 's/^# /  /'
 		# a guest whose virtual NIC stopped sending (its TX watchdog)
-		grep -H -m 1 -o 'NETDEV WATCHDOG.*' "$d"/console-*.log 2>/dev/null |
-			sed "s|^$d/||; s/^/  test bed: /"
+		nic_hangs "$d"/console-*.log | sed "s|^$d/||; s/^/  test bed: /"
 		grep -H -m 3 'spindle: group .*\(lost (\|this member stops\|failed: \)' \
 			"$d"/node*/dmesg.txt 2>/dev/null | sed "s|^$d/||; s|/dmesg.txt:|: |; s/^/  /" | head -n 8
 	} >>"$OUT/why.txt"
