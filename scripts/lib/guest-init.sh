@@ -178,7 +178,7 @@ stage2() {
 	SPINDLE_KO=${spindle_ko:-$repo/build/kmod/$(uname -r)/kmod/spindle.ko}
 	export SPINDLE_NODE SPINDLE_NODES SPINDLE_ADDRS SPINDLE_OUT SPINDLE_SHARED SPINDLE_KO
 
-	modprobe -a virtio_net crc32_generic rdma_rxe ib_core rdma_cm \
+	modprobe -a virtio_net e1000 crc32_generic rdma_rxe ib_core rdma_cm \
 		ib_uverbs rdma_ucm || fail "modprobe failed"
 	wait_for 10 test -e /sys/class/net/eth0 || fail "no eth0"
 	if ! { ip link set lo up &&
