@@ -218,9 +218,13 @@ void spindle_group_fail(struct spindle_group *g, s32 member_idx,
 	spin_unlock_irqrestore(&g->peer_lock, flags);
 	if (!first)
 		return;
-	pr_warn("group %u: member %d failed (%s): no more sends in this group\n",
-		g->id, member_idx >= 0 ? (int)g->cfg.members[member_idx].id : -1,
-		why);
+	/* a cause of this member's own says so as a view change would */
+	if (member_idx < 0)
+		pr_warn("group %u: this member stops: %s: no more sends in this group\n",
+			g->id, why);
+	else
+		pr_warn("group %u: member %u failed (%s): no more sends in this group\n",
+			g->id, g->cfg.members[member_idx].id, why);
 	spindle_group_notify(g);
 	spindle_ring_doorbell(g);
 }
