@@ -17,9 +17,10 @@
 #                  the two others go on in a view without it, and guest 2
 #                  adds the device back;
 #   removal_races_up  guest 2 deletes its device while it brings groups up,
-#                  again and again: no group may keep the device (a
-#                  deletion that never returns) and every group that came
-#                  up goes down;
+#                  again and again, every other time by unloading the
+#                  driver (rmmod rdma_rxe): no group may keep the device (a
+#                  deletion or an unload that never returns) and every
+#                  group that came up goes down;
 #   cq_overrun     guest 0's completion queue holds 2 entries
 #                  (fault_cq_entries), so that under traffic it overruns:
 #                  the device reports it once, guest 0 stops in that group
@@ -41,7 +42,7 @@ ROUNDS=${LIFECYCLE_ROUNDS:-3}
 CTL=build/bin/spindlectl
 OUT=${SPINDLE_OUT:-/tmp}
 
-ktap_plan $((ROUNDS + 14))
+ktap_plan $((ROUNDS + 15))
 spindle_load || exit 1
 dmesg -C
 
@@ -123,6 +124,7 @@ $CTL down $g >/dev/null 2>&1
 if [ "$SPINDLE_NODE" = 2 ]; then
 	a2=$(echo "$SPINDLE_ADDRS" | cut -d' ' -f3)
 	ok=1
+	ok_unload=1
 	i=0
 	while [ $i -lt 5 ]; do
 		i=$((i + 1))
@@ -131,16 +133,26 @@ if [ "$SPINDLE_NODE" = 2 ]; then
 		$CTL up "$OUT/race$i.conf" >/dev/null 2>&1 &
 		up=$!
 		sleep 0.0$i
-		timeout 60 rdma link delete rxe0 || ok=0
+		if [ $((i % 2)) = 0 ]; then
+			# the driver goes, and every rxe device with it
+			start=$(date +%s)
+			timeout 60 rmmod rdma_rxe || ok_unload=0
+			ktap_diag "round $i: rmmod rdma_rxe: $(( $(date +%s) - start )) s"
+			modprobe rdma_rxe || ok_unload=0
+		else
+			timeout 60 rdma link delete rxe0 || ok=0
+		fi
 		wait $up
 		$CTL down $((95 + i)) >/dev/null 2>&1
 		rdma link add rxe0 type rxe netdev eth0 || ok=0
 		sleep 1
 	done
 	ktap_check "removal_races_up" [ $ok = 1 ]
+	ktap_check "driver_unload_races_up" [ $ok_unload = 1 ]
 	ktap_check "no_group_left" [ "$($CTL -j show 2>/dev/null | jq length)" = 0 ]
 else
 	ktap_result skip "removal_races_up" "guest 2 removes its device"
+	ktap_result skip "driver_unload_races_up" "guest 2 removes its device"
 	ktap_result skip "no_group_left" "guest 2 removes its device"
 fi
 barrier races_done
