@@ -240,6 +240,8 @@ struct spindle_group {
 	void *row_copy[SP_MAX_MEMBERS];	/* peers' rows and areas, as accepted */
 	void *row_tmp;
 	u64 hb_at[SP_MAX_MEMBERS];	/* ns: when its heartbeat last moved */
+	u64 rows_taken[SP_MAX_MEMBERS];	/* rows accepted from it */
+	u32 rows_bad[SP_MAX_MEMBERS];	/* reads since, torn or unwritten */
 	sp_mask_t hb_scope;		/* whose heartbeats were watched last pass */
 	u64 gone_inc[SP_MAX_MEMBERS];	/* incarnation a view took out */
 	u64 hb_next;			/* ns: when mine moves next */

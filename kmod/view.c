@@ -196,8 +196,12 @@ static void spindle_rows_intake(struct spindle_group *g, u64 now)
 		if (READ_ONCE(src->csum) == acc->csum &&
 		    READ_ONCE(src->heartbeat) == acc->heartbeat)
 			continue;
-		if (!spindle_row_take(g, m))
+		if (!spindle_row_take(g, m)) {
+			g->rows_bad[m]++;
 			continue;
+		}
+		g->rows_taken[m]++;
+		g->rows_bad[m] = 0;
 		if (sp_vc_row_check(acc, tmp, g->cfg.nmembers)) {
 			pr_warn_ratelimited("group %u: member %u wrote an invalid row: treating it as failed\n",
 					    g->id, g->cfg.members[m].id);
@@ -209,6 +213,23 @@ static void spindle_rows_intake(struct spindle_group *g, u64 now)
 		memcpy(g->row_copy[m], tmp, g->row_bytes);
 		*acc = *tmp;
 	}
+}
+
+/*
+ * Why member @m looks silent, as far as this member can tell: no row of
+ * its landed since the last one taken (its pushes stopped or never
+ * reached us), or rows landed that would not read (torn or a bad
+ * checksum, again and again), or rows came whose heartbeat stood still.
+ */
+static void spindle_silent_log(struct spindle_group *g, u32 m, u64 now)
+{
+	const struct sp_row_hdr *src = g->in_meta[m]->vaddr;
+
+	pr_warn("group %u: member %u silent for %u ms: suspected (rows taken %llu; in memory heartbeat %llu, taken %llu; %u unreadable reads since)\n",
+		g->id, g->cfg.members[m].id,
+		(u32)((now - g->hb_at[m]) / NSEC_PER_MSEC), g->rows_taken[m],
+		le64_to_cpu(READ_ONCE(src->heartbeat)),
+		le64_to_cpu(g->rows[m].heartbeat), g->rows_bad[m]);
 }
 
 /*
@@ -252,9 +273,7 @@ static void spindle_detect(struct spindle_group *g, u64 now)
 					      "connection lost");
 			sp_vc_local_suspect(&g->vc, m);
 		} else if (now - g->hb_at[m] > limit) {
-			pr_warn("group %u: member %u silent for %u ms: suspected\n",
-				g->id, g->cfg.members[m].id,
-				(u32)((now - g->hb_at[m]) / NSEC_PER_MSEC));
+			spindle_silent_log(g, m, now);
 			trace_spindle_suspect(g->id, g->cfg.members[m].id,
 					      "heartbeat silent");
 			sp_vc_local_suspect(&g->vc, m);
@@ -800,6 +819,28 @@ static bool spindle_row_held(struct spindle_group *g, struct spindle_peer *peer)
 	       ktime_get_ns() - peer->kc->ready_ns < hold;
 }
 
+/*
+ * My latest row waits for room in @peer's send queue.  Rows go first in a
+ * pass, so a wait of a second means the queue does not move: say so once
+ * (the peer will soon suspect us of silence).
+ */
+static void spindle_row_waits(struct spindle_group *g, struct spindle_peer *peer)
+{
+	struct spindle_conn *c = peer->kc;
+	u64 now = ktime_get_ns();
+
+	if (!c->row_due) {
+		c->row_due = now;
+		return;
+	}
+	if (c->row_due_said || now - c->row_due < NSEC_PER_SEC)
+		return;
+	c->row_due_said = true;
+	pr_warn_ratelimited("group %u: my row has waited %llu ms for room in the send queue to member %u (posted %llu, acked %llu)\n",
+		g->id, (now - c->row_due) / NSEC_PER_MSEC, peer->id,
+		c->sq_posted, c->sq_acked);
+}
+
 /* Queue my row and view area to every peer that lacks its latest. */
 void spindle_view_push_rows(struct spindle_group *g)
 {
@@ -817,9 +858,14 @@ void spindle_view_push_rows(struct spindle_group *g)
 
 		if (i == g->me || !spindle_peer_ready(peer) ||
 		    peer->kc->row_sent == g->row_gen ||
-		    !spindle_peer_writes(peer) ||
 		    spindle_row_held(g, peer))
 			continue;
+		if (!spindle_peer_writes(peer)) {
+			spindle_row_waits(g, peer);
+			continue;
+		}
+		peer->kc->row_due = 0;
+		peer->kc->row_due_said = false;
 		if (g->row_csum_gen != g->row_gen) {
 			mine->csum = cpu_to_le64(spindle_row_csum(g, mine));
 			g->row_csum_gen = g->row_gen;
@@ -868,8 +914,12 @@ bool spindle_view_joining(struct spindle_group *g)
 
 		if (m == g->me || !spindle_peer_ready(g->peers[m]))
 			continue;
-		if (!spindle_row_take(g, m))
+		if (!spindle_row_take(g, m)) {
+			g->rows_bad[m]++;
 			continue;
+		}
+		g->rows_taken[m]++;
+		g->rows_bad[m] = 0;
 		row = g->row_tmp;
 		view = le64_to_cpu(row->view_id);
 		members = le64_to_cpu(row->view_members);
