@@ -11,7 +11,8 @@
 #include <linux/slab.h>
 #include <linux/error-injection.h>
 
-#include "spindle.h"
+#include "group.h"
+#include "peer.h"
 
 /*
  * For RoCE, rdma_cm derives the local ACK timeout from a fixed packet
@@ -264,9 +265,9 @@ static int spindle_conn_mrs(struct spindle_conn *conn)
 		ret = spindle_mrset_init(&conn->r_meta, g->in_meta[idx], conn->pd,
 					 IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	for (s = 0; !ret && s < g->cfg.nsubgroups; s++) {
-		const struct sp_sg_cfg *sc = &g->cfg.subgroups[s];
+		const struct sp_sub_cfg *sc = &g->cfg.subgroups[s];
 
-		if (sp_sg_member_pos(sc, peer->id) < 0 || sp_sg_member_pos(sc, me_id) < 0)
+		if (sp_sub_member_pos(sc, peer->id) < 0 || sp_sub_member_pos(sc, me_id) < 0)
 			continue;
 		if (g->out_pay[s])
 			ret = spindle_mrset_init(&conn->l_pay[s], g->out_pay[s],

@@ -41,7 +41,16 @@ struct spindle_group;
 struct spindle_peer;
 struct spindle_conn;
 
-#define SPINDLE_SQ_DEPTH	512	/* writes in flight per connection */
+/*
+ * Writes in flight per connection.  Passes take tens of microseconds and
+ * a software device acknowledges in milliseconds, so a pass's writes to a
+ * peer (each subgroup's blocks and a row, split at memory chunks) must
+ * fit beside many earlier passes' still in flight.  Each entry costs a
+ * chain entry and a staging slot (peer->stage); the device must allow one
+ * more, for the drain marker (group.c checks max_qp_wr at up); hello.c
+ * keeps one write's pieces within half of it.
+ */
+#define SPINDLE_SQ_DEPTH	512
 /*
  * One write in every SIGNAL_EVERY is signaled (and the last of a chain
  * when views change or the group goes down): its completion acknowledges

@@ -14,12 +14,15 @@
 #include <net/route.h>
 
 #include "spindle.h"
+#include "group.h"
+#include "peer.h"
+#include "subgroup.h"
 
 static_assert((int)SPINDLE_CFG_E_GROUP_ID == (int)SP_CFG_E_GROUP_ID);
 static_assert((int)SPINDLE_CFG_E_GROUP_FLAGS == (int)SP_CFG_E_FLAGS);
 static_assert(SPINDLE_GROUP_BASELINE == SP_GROUP_BASELINE);
 static_assert(SPINDLE_GROUP_TWO_MEMBER_OVERRIDE == SP_GROUP_TWO_MEMBER_OVERRIDE);
-static_assert((int)SPINDLE_CFG_E_SG_SENDER == (int)SP_CFG_E_SG_SENDER);
+static_assert((int)SPINDLE_CFG_E_SG_SENDER == (int)SP_CFG_E_SUB_SENDER);
 static_assert(SPINDLE_MAX_MEMBERS == SP_MAX_MEMBERS);
 static_assert(SPINDLE_MAX_SUBGROUPS == SP_MAX_SUBGROUPS);
 static_assert(SPINDLE_MAX_WINDOW == SP_MAX_WINDOW);
@@ -81,7 +84,7 @@ static int spindle_copy_subgroups(struct spindle_ctl_up *up,
 	u32 s;
 
 	for (s = 0; s < up->nsubgroups; s++) {
-		struct sp_sg_cfg *sg = &cfg->subgroups[s];
+		struct sp_sub_cfg *sub = &cfg->subgroups[s];
 		const void __user *src = u64_to_user_ptr(up->subgroups) +
 					 s * sizeof(usg);
 
@@ -90,18 +93,18 @@ static int spindle_copy_subgroups(struct spindle_ctl_up *up,
 		if (usg.flags || usg.reserved)
 			return spindle_cfg_reject(up, SPINDLE_CFG_E_FLAGS, s, -EINVAL);
 		if (!usg.nmembers || usg.nmembers > SP_MAX_MEMBERS)
-			return spindle_cfg_reject(up, SP_CFG_E_SG_NMEMBERS, s, -EINVAL);
+			return spindle_cfg_reject(up, SP_CFG_E_SUB_NMEMBERS, s, -EINVAL);
 		if (!usg.nsenders || usg.nsenders > usg.nmembers)
-			return spindle_cfg_reject(up, SP_CFG_E_SG_NSENDERS, s, -EINVAL);
-		sg->id = usg.id;
-		sg->window = usg.window;
-		sg->max_msg = usg.max_msg;
-		sg->mode = usg.mode;
-		sg->nmembers = usg.nmembers;
-		sg->nsenders = usg.nsenders;
-		if (copy_from_user(sg->members, u64_to_user_ptr(usg.members),
+			return spindle_cfg_reject(up, SP_CFG_E_SUB_NSENDERS, s, -EINVAL);
+		sub->id = usg.id;
+		sub->window = usg.window;
+		sub->max_msg = usg.max_msg;
+		sub->mode = usg.mode;
+		sub->nmembers = usg.nmembers;
+		sub->nsenders = usg.nsenders;
+		if (copy_from_user(sub->members, u64_to_user_ptr(usg.members),
 				   usg.nmembers * sizeof(u32)) ||
-		    copy_from_user(sg->senders, u64_to_user_ptr(usg.senders),
+		    copy_from_user(sub->senders, u64_to_user_ptr(usg.senders),
 				   usg.nsenders * sizeof(u32)))
 			return -EFAULT;
 	}
@@ -231,24 +234,24 @@ long spindle_ctl_down(void __user *uarg)
 	return 0;
 }
 
-static void spindle_fill_sg_info(struct spindle_sg *sg,
-				 struct spindle_subgroup_info *si)
+static void spindle_fill_sub_info(struct spindle_subgroup *sub,
+				  struct spindle_subgroup_info *si)
 {
-	const struct sp_sg *e = &sg->eng;
+	const struct sp_sub *e = &sub->eng;
 	u32 b;
 
 	memset(si, 0, sizeof(*si));
-	si->id = sg->id;
-	si->minor = sg->minor;
-	si->mode = sg->cfg.mode;
-	si->window = sg->cfg.window;
-	si->max_msg = sg->cfg.max_msg;
+	si->id = sub->id;
+	si->minor = sub->minor;
+	si->mode = sub->cfg.mode;
+	si->window = sub->cfg.window;
+	si->max_msg = sub->cfg.max_msg;
 	si->slot_size = e->slot_size;
-	si->nmembers = sg->cfg.nmembers;
-	si->nsenders = sg->cfg.nsenders;
-	si->my_rank = sg->my_rank;
-	si->consumers = READ_ONCE(sg->nconsumers);
-	si->free_slots = sp_sg_free_slots(e);
+	si->nmembers = sub->cfg.nmembers;
+	si->nsenders = sub->cfg.nsenders;
+	si->my_rank = sub->my_rank;
+	si->consumers = READ_ONCE(sub->nconsumers);
+	si->free_slots = sp_sub_free_slots(e);
 	si->in_flight = READ_ONCE(e->pay_pub) - READ_ONCE(e->pay_freed);
 	si->msgs_sent = READ_ONCE(e->stats.msgs_sent);
 	si->nulls_sent = READ_ONCE(e->stats.nulls_sent);
@@ -258,16 +261,16 @@ static void spindle_fill_sg_info(struct spindle_sg *sg,
 	si->publish_batches = READ_ONCE(e->stats.publish_batches);
 	si->receive_batches = READ_ONCE(e->stats.receive_batches);
 	si->deliver_batches = READ_ONCE(e->stats.deliver_batches);
-	si->writes_posted = READ_ONCE(sg->writes_posted);
-	si->bytes_posted = READ_ONCE(sg->bytes_posted);
-	si->send_calls = atomic64_read(&sg->send_calls);
-	si->recv_calls = atomic64_read(&sg->recv_calls);
-	si->recv_msgs = atomic64_read(&sg->recv_msgs);
+	si->writes_posted = READ_ONCE(sub->writes_posted);
+	si->bytes_posted = READ_ONCE(sub->bytes_posted);
+	si->send_calls = atomic64_read(&sub->send_calls);
+	si->recv_calls = atomic64_read(&sub->recv_calls);
+	si->recv_msgs = atomic64_read(&sub->recv_msgs);
 	for (b = 0; b < SPINDLE_HIST_BUCKETS; b++) {
 		si->hist_publish[b] = READ_ONCE(e->stats.hist_publish[b]);
 		si->hist_receive[b] = READ_ONCE(e->stats.hist_receive[b]);
 		si->hist_deliver[b] = READ_ONCE(e->stats.hist_deliver[b]);
-		si->hist_recv_call[b] = atomic64_read(&sg->hist_recv_call[b]);
+		si->hist_recv_call[b] = atomic64_read(&sub->hist_recv_call[b]);
 	}
 }
 
@@ -311,8 +314,8 @@ static void spindle_snap_info(struct spindle_group *g,
 	}
 	snap->nsg = 0;
 	for (s = 0; s < g->cfg.nsubgroups; s++)
-		if (g->sgs[s])
-			spindle_fill_sg_info(g->sgs[s], &snap->si[snap->nsg++]);
+		if (g->subs[s])
+			spindle_fill_sub_info(g->subs[s], &snap->si[snap->nsg++]);
 }
 
 /* Copy a snapshot out, in the sizes and room the caller gave. */

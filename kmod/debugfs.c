@@ -8,6 +8,9 @@
 #include <linux/seq_file.h>
 
 #include "spindle.h"
+#include "group.h"
+#include "peer.h"
+#include "subgroup.h"
 
 static struct dentry *spindle_dbg_root;
 
@@ -45,21 +48,21 @@ static int spindle_dbg_stats_show(struct seq_file *m, void *unused)
 			   READ_ONCE(p->kc_inflight));
 	}
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_sg *sg = g->sgs[s];
-		const struct sp_sg *e;
+		struct spindle_subgroup *sub = g->subs[s];
+		const struct sp_sub *e;
 
-		if (!sg)
+		if (!sub)
 			continue;
-		e = &sg->eng;
+		e = &sub->eng;
 		seq_printf(m, "  subgroup %u: sent %llu nulls %llu received %llu delivered %llu writes %llu bytes %llu\n",
-			   sg->id, READ_ONCE(e->stats.msgs_sent),
+			   sub->id, READ_ONCE(e->stats.msgs_sent),
 			   READ_ONCE(e->stats.nulls_sent), READ_ONCE(e->stats.msgs_received),
-			   READ_ONCE(e->stats.msgs_delivered), READ_ONCE(sg->writes_posted),
-			   READ_ONCE(sg->bytes_posted));
+			   READ_ONCE(e->stats.msgs_delivered), READ_ONCE(sub->writes_posted),
+			   READ_ONCE(sub->bytes_posted));
 		seq_printf(m, "    writes: payload %llu headers %llu counters %llu\n",
-			   READ_ONCE(sg->writes_kind[SP_WR_PAYLOAD]),
-			   READ_ONCE(sg->writes_kind[SP_WR_HDR]),
-			   READ_ONCE(sg->writes_kind[SP_WR_BLOCK]));
+			   READ_ONCE(sub->writes_kind[SP_WR_PAYLOAD]),
+			   READ_ONCE(sub->writes_kind[SP_WR_HDR]),
+			   READ_ONCE(sub->writes_kind[SP_WR_BLOCK]));
 		seq_printf(m, "    reserved %llu published %llu freed %llu headers %llu/%llu dl_seq %llu delivered %llu released %llu\n",
 			   READ_ONCE(e->pay_reserved), READ_ONCE(e->pay_pub),
 			   READ_ONCE(e->pay_freed), READ_ONCE(e->hdr_pub),

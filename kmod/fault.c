@@ -35,7 +35,8 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
-#include "spindle.h"
+#include "group.h"
+#include "peer.h"
 #include "hostile.h"
 #include "fault.h"
 

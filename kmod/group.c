@@ -23,6 +23,10 @@
 #include <linux/error-injection.h>
 
 #include "spindle.h"
+#include "group.h"
+#include "peer.h"
+#include "subgroup.h"
+#include "xmit.h"
 
 /*
  * The groups up on this node, and those being taken down (off the first
@@ -47,11 +51,12 @@ struct spindle_group *spindle_group_find(u32 id)
 	return NULL;
 }
 
-/* Is @id up, or still being taken down?  Caller holds the lock. */
+/* Is @id up, or still being taken down?  Caller holds spindle_groups_lock. */
 bool spindle_group_id_busy(u32 id)
 {
 	struct spindle_group *g;
 
+	lockdep_assert_held(&spindle_groups_lock);
 	if (spindle_group_find(id))
 		return true;
 	list_for_each_entry(g, &spindle_groups_leaving, node)
@@ -116,7 +121,7 @@ static void spindle_cq_async_event(struct ib_event *ev, void *ctx)
 }
 
 #define SPINDLE_GS(s)	(1U << SPINDLE_GROUP_##s)
-/* the states a group may go to from each (enum spindle_group_state) */
+/* the states a group may go to from each */
 static const u32 spindle_group_next[] = {
 	[SPINDLE_GROUP_CONNECTING] = SPINDLE_GS(ACTIVE) | SPINDLE_GS(VIEW_CHANGE) |
 				     SPINDLE_GS(FAILED) | SPINDLE_GS(DOWN),
@@ -129,7 +134,7 @@ static const u32 spindle_group_next[] = {
 };
 
 /* May a group in state @from go to @to? */
-static bool spindle_group_may(int from, int to)
+static bool spindle_group_may(enum spindle_group_state from, enum spindle_group_state to)
 {
 	return from >= SPINDLE_GROUP_CONNECTING && from <= SPINDLE_GROUP_VIEW_CHANGE &&
 	       (spindle_group_next[from] & (1U << to));
@@ -141,28 +146,28 @@ static bool spindle_group_may(int from, int to)
  */
 static void spindle_group_notify(struct spindle_group *g)
 {
-	int state = READ_ONCE(g->state);
+	enum spindle_group_state state = READ_ONCE(g->state);
 	u32 s;
 
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_subgroup *sub = g->subs[s];
 		struct spindle_consumer *c;
 
-		if (!sg)
+		if (!sub)
 			continue;
-		WRITE_ONCE(sg->state, state);
-		spin_lock(&sg->cons_lock);
-		list_for_each_entry(c, &sg->consumers, node)
+		WRITE_ONCE(sub->state, state);
+		spin_lock(&sub->cons_lock);
+		list_for_each_entry(c, &sub->consumers, node)
 			if (c->ops->state_change)
 				c->ops->state_change(c, c->priv, state);
-		spin_unlock(&sg->cons_lock);
-		wake_up_all(&sg->send_wq);
-		wake_up_all(&sg->recv_wq);
+		spin_unlock(&sub->cons_lock);
+		wake_up_all(&sub->send_wq);
+		wake_up_all(&sub->recv_wq);
 	}
 }
 
 /* Move @g to @to if that is a legal step; the caller tells the subgroups. */
-static bool spindle_group_step(struct spindle_group *g, int to)
+static bool spindle_group_step(struct spindle_group *g, enum spindle_group_state to)
 {
 	lockdep_assert_held(&g->peer_lock);
 	if (!spindle_group_may(g->state, to))
@@ -174,14 +179,14 @@ static bool spindle_group_step(struct spindle_group *g, int to)
 /**
  * spindle_group_move - the one place a group's state changes
  * @g: group
- * @to: enum spindle_group_state
+ * @to: the state it goes to
  *
  * A group moves only along its legal steps: a failed group, say, never
  * becomes active again, whoever tries to make it so after it failed.
  * Context: any (takes peer_lock); subgroups are told outside it.
  * Return: whether it moved.
  */
-bool spindle_group_move(struct spindle_group *g, int to)
+bool spindle_group_move(struct spindle_group *g, enum spindle_group_state to)
 {
 	unsigned long flags;
 	bool ok;
@@ -277,48 +282,48 @@ static struct spindle_region *spindle_alloc_mapped(struct spindle_group *g,
 }
 
 /* The subgroup object for configuration index @s (this node is a member). */
-static int spindle_sg_create(struct spindle_group *g, u32 s)
+static int spindle_sub_create(struct spindle_group *g, u32 s)
 {
-	const struct sp_sg_cfg *sc = &g->cfg.subgroups[s];
+	const struct sp_sub_cfg *sc = &g->cfg.subgroups[s];
 	u32 me_id = g->cfg.self_id;
-	struct spindle_sg *sg;
+	struct spindle_subgroup *sub;
 	u32 m, r;
 	int ret;
 
-	sg = kzalloc(sizeof(*sg), GFP_KERNEL);
-	if (!sg)
+	sub = kzalloc(sizeof(*sub), GFP_KERNEL);
+	if (!sub)
 		return -ENOMEM;
-	kref_init(&sg->ref);
-	spin_lock_init(&sg->lock);
-	spin_lock_init(&sg->cons_lock);
-	init_waitqueue_head(&sg->send_wq);
-	init_waitqueue_head(&sg->recv_wq);
-	INIT_LIST_HEAD(&sg->consumers);
-	RCU_INIT_POINTER(sg->g, g);
-	sg->index = s;
-	sg->id = sc->id;
-	sg->group_id = g->id;
-	sg->self_id = me_id;
-	sg->state = g->state;
-	sg->minor = -1;
-	sg->cfg = *sc;
-	g->sgs[s] = sg;
+	kref_init(&sub->ref);
+	spin_lock_init(&sub->lock);
+	spin_lock_init(&sub->cons_lock);
+	init_waitqueue_head(&sub->send_wq);
+	init_waitqueue_head(&sub->recv_wq);
+	INIT_LIST_HEAD(&sub->consumers);
+	RCU_INIT_POINTER(sub->g, g);
+	sub->index = s;
+	sub->id = sc->id;
+	sub->group_id = g->id;
+	sub->self_id = me_id;
+	sub->state = g->state;
+	sub->minor = -1;
+	sub->cfg = *sc;
+	g->subs[s] = sub;
 
-	ret = sp_sg_init(&sg->eng, &g->cfg, s);
+	ret = sp_sub_init(&sub->eng, &g->cfg, s);
 	if (ret)
 		return ret;
-	spindle_sg_init_view(sg);
-	sg->batch = kvcalloc(sg->eng.log_size, sizeof(*sg->batch), GFP_KERNEL);
-	sg->descs = kvcalloc(sg->eng.log_size, sizeof(*sg->descs), GFP_KERNEL);
-	if (!sg->batch || !sg->descs)
+	spindle_sub_init_view(sub);
+	sub->batch = kvcalloc(sub->eng.log_size, sizeof(*sub->batch), GFP_KERNEL);
+	sub->descs = kvcalloc(sub->eng.log_size, sizeof(*sub->descs), GFP_KERNEL);
+	if (!sub->batch || !sub->descs)
 		return -ENOMEM;
 
 	for (m = 0; m < sc->nmembers; m++) {
 		u32 idx = sp_cfg_member_index(&g->cfg, sc->members[m]);
 		void *base = idx == g->me ? g->out_meta->vaddr : g->in_meta[idx]->vaddr;
 
-		sg->member_idx[m] = idx;
-		sg->eng.blocks[m] = base + g->layout[idx].block_off[s];
+		sub->member_idx[m] = idx;
+		sub->eng.blocks[m] = base + g->layout[idx].block_off[s];
 	}
 	for (r = 0; r < sc->nsenders; r++) {
 		u32 idx = sp_cfg_member_index(&g->cfg, sc->senders[r]);
@@ -326,13 +331,13 @@ static int spindle_sg_create(struct spindle_group *g, u32 s)
 					       &g->in_pay[idx][s];
 		void *base = idx == g->me ? g->out_meta->vaddr : g->in_meta[idx]->vaddr;
 
-		sg->rank_id[r] = sc->senders[r];
-		sg->eng.hdrs[r] = base + g->layout[idx].hdr_off[s];
-		*slot = spindle_alloc_mapped(g, sp_sg_ring_bytes(&sg->eng), &ret);
+		sub->rank_id[r] = sc->senders[r];
+		sub->eng.hdrs[r] = base + g->layout[idx].hdr_off[s];
+		*slot = spindle_alloc_mapped(g, sp_sub_ring_bytes(&sub->eng), &ret);
 		if (!*slot)
 			return ret;
 		kref_get(&(*slot)->ref);
-		sg->pay[r] = *slot;
+		sub->pay[r] = *slot;
 	}
 	return 0;
 }
@@ -403,17 +408,17 @@ static void spindle_group_free(struct spindle_group *g)
 	for (i = 0; i < SP_MAX_MEMBERS; i++)
 		spindle_peer_free(g->peers[i]);
 	for (s = 0; s < SP_MAX_SUBGROUPS; s++) {
-		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_subgroup *sub = g->subs[s];
 
-		if (!sg)
+		if (!sub)
 			continue;
-		spindle_sgdev_del(sg);
-		spin_lock_bh(&sg->lock);
-		RCU_INIT_POINTER(sg->g, NULL);
-		spin_unlock_bh(&sg->lock);
-		spindle_sg_put(sg);
+		spindle_subdev_del(sub);
+		spin_lock_bh(&sub->lock);
+		RCU_INIT_POINTER(sub->g, NULL);
+		spin_unlock_bh(&sub->lock);
+		spindle_subgroup_put(sub);
 	}
-	/* spindle_sg_kick() may still be looking at the group */
+	/* spindle_sub_kick() may still be looking at the group */
 	synchronize_rcu();
 	/* regions: drop the group's references; DMA mappings go with the device */
 	for (s = 0; s < SP_MAX_SUBGROUPS; s++) {
@@ -567,9 +572,9 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	if (ret)
 		goto fail;
 	for (s = 0; s < cfg->nsubgroups; s++) {
-		if (sp_sg_member_pos(&cfg->subgroups[s], cfg->self_id) < 0)
+		if (sp_sub_member_pos(&cfg->subgroups[s], cfg->self_id) < 0)
 			continue;
-		ret = spindle_sg_create(g, s);
+		ret = spindle_sub_create(g, s);
 		if (ret)
 			goto fail;
 	}
@@ -584,9 +589,9 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 	if (ret)
 		goto fail;
 	for (s = 0; s < cfg->nsubgroups; s++) {
-		if (!g->sgs[s])
+		if (!g->subs[s])
 			continue;
-		ret = spindle_sgdev_add(g->sgs[s]);
+		ret = spindle_subdev_add(g->subs[s]);
 		if (ret)
 			goto fail;
 	}
@@ -633,15 +638,15 @@ static bool spindle_group_drained(struct spindle_group *g)
 	u32 i, s, m;
 
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_subgroup *sub = g->subs[s];
 
-		if (!sg)
+		if (!sub)
 			continue;
-		for (m = 0; m < sg->eng.nmembers; m++) {
-			struct spindle_peer *peer = g->peers[sg->member_idx[m]];
+		for (m = 0; m < sub->eng.nmembers; m++) {
+			struct spindle_peer *peer = g->peers[sub->member_idx[m]];
 
-			if (m != sg->eng.me && spindle_peer_ready(peer) &&
-			    sp_sg_has_output(&sg->eng, m))
+			if (m != sub->eng.me && spindle_peer_ready(peer) &&
+			    sp_sub_has_output(&sub->eng, m))
 				return false;
 		}
 	}
@@ -656,7 +661,7 @@ static bool spindle_group_drained(struct spindle_group *g)
 }
 
 /*
- * Have the others caught up with this node (sp_sg_caught_up(), in every
+ * Have the others caught up with this node (sp_sub_caught_up(), in every
  * subgroup, with every peer still connected)?  Read while the kthread
  * runs: a hint, re-read until it holds.
  */
@@ -667,14 +672,14 @@ static bool spindle_group_settled(struct spindle_group *g)
 	if (READ_ONCE(g->state) != SPINDLE_GROUP_ACTIVE)
 		return true;
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_subgroup *sub = g->subs[s];
 
-		if (!sg)
+		if (!sub)
 			continue;
-		for (m = 0; m < sg->eng.nmembers; m++)
-			if (m != sg->eng.me &&
-			    spindle_peer_ready(g->peers[sg->member_idx[m]]) &&
-			    !sp_sg_caught_up(&sg->eng, m))
+		for (m = 0; m < sub->eng.nmembers; m++)
+			if (m != sub->eng.me &&
+			    spindle_peer_ready(g->peers[sub->member_idx[m]]) &&
+			    !sp_sub_caught_up(&sub->eng, m))
 				return false;
 	}
 	return true;

@@ -16,6 +16,8 @@
 #include <linux/slab.h>
 
 #include "spindle.h"
+#include "group.h"
+#include "peer.h"
 
 enum { SPINDLE_MSG_HELLO = 1 };
 
@@ -191,7 +193,7 @@ out:
 static u64 spindle_expected_region(struct spindle_peer *peer, u32 r)
 {
 	struct spindle_group *g = peer->g;
-	const struct sp_sg_cfg *sc;
+	const struct sp_sub_cfg *sc;
 	u32 me_id = g->cfg.self_id;
 
 	if (r == 0)
@@ -199,9 +201,9 @@ static u64 spindle_expected_region(struct spindle_peer *peer, u32 r)
 	if (r - 1 >= g->cfg.nsubgroups)
 		return 0;
 	sc = &g->cfg.subgroups[r - 1];
-	if (sp_sg_sender_rank(sc, me_id) < 0 || sp_sg_member_pos(sc, peer->id) < 0)
+	if (sp_sub_sender_rank(sc, me_id) < 0 || sp_sub_member_pos(sc, peer->id) < 0)
 		return 0;
-	return PAGE_ALIGN((u64)sc->window * sp_sg_slot_size(sc));
+	return PAGE_ALIGN((u64)sc->window * sp_sub_slot_size(sc));
 }
 
 /* The whole hello is in: check it against the layout, keep its keys. */
@@ -333,7 +335,7 @@ int spindle_conn_make_ready(struct spindle_conn *conn)
 	split = spindle_pieces(peer->stage_entry, peer->stage->chunk_bytes,
 			       &conn->w_meta);
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		const struct sp_sg_cfg *sc = &g->cfg.subgroups[s];
+		const struct sp_sub_cfg *sc = &g->cfg.subgroups[s];
 
 		if (g->layout[g->me].hdr_off[s] == SP_NO_OFFSET || !conn->w_pay[s].n)
 			continue;

@@ -9,7 +9,9 @@
 
 #include <linux/string.h>
 
-#include "spindle.h"
+#include "group.h"
+#include "peer.h"
+#include "xmit.h"
 #include "hostile.h"
 
 /**

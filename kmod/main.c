@@ -17,6 +17,8 @@
 
 #include <linux/spindle.h>
 #include "spindle.h"
+#include "group.h"
+#include "subgroup.h"
 
 /* the RDMA devices the ib_client has seen */
 DEFINE_MUTEX(spindle_devices_lock);
@@ -169,7 +171,7 @@ static int __init spindle_init(void)
 {
 	int ret;
 
-	ret = spindle_sgdev_init();
+	ret = spindle_subdev_init();
 	if (ret) {
 		pr_err("cannot register subgroup devices: %d\n", ret);
 		return ret;
@@ -178,7 +180,7 @@ static int __init spindle_init(void)
 	ret = ib_register_client(&spindle_ib_client);
 	if (ret) {
 		pr_err("ib_register_client failed: %d\n", ret);
-		goto sgdev;
+		goto subdev;
 	}
 	ret = misc_register(&spindle_ctl_dev);
 	if (ret) {
@@ -189,9 +191,9 @@ static int __init spindle_init(void)
 	return 0;
 client:
 	ib_unregister_client(&spindle_ib_client);
-sgdev:
+subdev:
 	spindle_debugfs_exit();
-	spindle_sgdev_exit();
+	spindle_subdev_exit();
 	return ret;
 }
 
@@ -202,7 +204,7 @@ static void __exit spindle_exit(void)
 	spindle_group_down_all(1000);
 	ib_unregister_client(&spindle_ib_client);
 	spindle_debugfs_exit();
-	spindle_sgdev_exit();
+	spindle_subdev_exit();
 	pr_info("unloaded\n");
 }
 

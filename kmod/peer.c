@@ -33,6 +33,8 @@
 #include <rdma/ib_cm.h>
 
 #include "spindle.h"
+#include "group.h"
+#include "peer.h"
 
 #define SPINDLE_CONNECT_RETRY_MS	200
 #define SPINDLE_REJOIN_RETRY_MS		1000
@@ -97,9 +99,10 @@ static const u32 spindle_peer_next[] = {
  * spindle_peer_set_state - the one place a peer's state changes
  * Context: peer_lock held.  Return: whether the step was legal (and taken).
  */
-static bool spindle_peer_set_state(struct spindle_peer *peer, int to)
+static bool spindle_peer_set_state(struct spindle_peer *peer,
+				   enum spindle_peer_state to)
 {
-	int from = peer->state;
+	enum spindle_peer_state from = peer->state;
 
 	lockdep_assert_held(&peer->g->peer_lock);
 	if (from < SPINDLE_PEER_IDLE || from > SPINDLE_PEER_FAILED ||

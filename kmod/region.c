@@ -16,7 +16,7 @@
 #include <linux/mm.h>
 #include <linux/dma-mapping.h>
 
-#include "spindle.h"
+#include "region.h"
 
 /**
  * spindle_region_alloc - allocate zeroed, mappable memory

@@ -28,8 +28,9 @@
 #define SPINDLE_KAPI_H
 
 #include <linux/types.h>
+#include <linux/spindle.h>
 
-struct spindle_sg;
+struct spindle_subgroup;
 struct spindle_consumer;
 
 /**
@@ -85,13 +86,14 @@ struct spindle_view_rec {
 struct spindle_consumer_ops {
 	void (*deliver)(struct spindle_consumer *c, void *priv,
 			const struct spindle_msg *msgs, unsigned int n);
-	void (*state_change)(struct spindle_consumer *c, void *priv, int state);
+	void (*state_change)(struct spindle_consumer *c, void *priv,
+			     enum spindle_group_state state);
 	void (*view)(struct spindle_consumer *c, void *priv,
 		     const struct spindle_view_rec *v);
 };
 
 /**
- * struct spindle_sg_attr - what a subgroup looks like
+ * struct spindle_subgroup_attr - what a subgroup looks like
  * @group_id: group
  * @subgroup_id: subgroup
  * @self_id: this node's member id
@@ -101,9 +103,9 @@ struct spindle_consumer_ops {
  * @nmembers: members
  * @nsenders: senders
  * @my_rank: this node's sender rank, or -1
- * @state: enum spindle_group_state
+ * @state: the group's state
  */
-struct spindle_sg_attr {
+struct spindle_subgroup_attr {
 	u32 group_id;
 	u32 subgroup_id;
 	u32 self_id;
@@ -113,20 +115,20 @@ struct spindle_sg_attr {
 	u32 nmembers;
 	u32 nsenders;
 	s32 my_rank;
-	int state;
+	enum spindle_group_state state;
 };
 
-struct spindle_sg *spindle_sg_get(u32 group_id, u32 subgroup_id);
-void spindle_sg_put(struct spindle_sg *sg);
-void spindle_sg_attr(struct spindle_sg *sg, struct spindle_sg_attr *attr);
+struct spindle_subgroup *spindle_subgroup_get(u32 group_id, u32 subgroup_id);
+void spindle_subgroup_put(struct spindle_subgroup *sub);
+void spindle_subgroup_attr(struct spindle_subgroup *sub, struct spindle_subgroup_attr *attr);
 
-int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first,
+int spindle_reserve(struct spindle_subgroup *sub, u32 want, u64 *first,
 		    long timeout);
-void *spindle_slot(struct spindle_sg *sg, u64 pos);
-int spindle_mark_ready(struct spindle_sg *sg, u64 pos, u32 len);
-int spindle_void(struct spindle_sg *sg, u64 pos);
+void *spindle_slot(struct spindle_subgroup *sub, u64 pos);
+int spindle_mark_ready(struct spindle_subgroup *sub, u64 pos, u32 len);
+int spindle_void(struct spindle_subgroup *sub, u64 pos);
 
-struct spindle_consumer *spindle_attach(struct spindle_sg *sg,
+struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
 					const struct spindle_consumer_ops *ops,
 					void *priv);
 void spindle_release(struct spindle_consumer *c, u32 n);

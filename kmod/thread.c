@@ -25,7 +25,10 @@
 #include <linux/hrtimer.h>
 #include <linux/module.h>
 
-#include "spindle.h"
+#include "group.h"
+#include "peer.h"
+#include "subgroup.h"
+#include "xmit.h"
 #include "proto/pass.h"
 #include "trace.h"
 
@@ -40,14 +43,14 @@ MODULE_PARM_DESC(idle_ms, "Longest a parked predicate thread sleeps without a do
 /* One subgroup's turn in a pass: the context of its sp_pass_ops. */
 struct spindle_turn {
 	struct spindle_group *g;
-	struct spindle_sg *sg;
+	struct spindle_subgroup *sub;
 };
 
 static struct spindle_peer *spindle_turn_peer(void *ctx, u32 m)
 {
 	struct spindle_turn *t = ctx;
 
-	return t->g->peers[t->sg->member_idx[m]];
+	return t->g->peers[t->sub->member_idx[m]];
 }
 
 /*
@@ -55,35 +58,35 @@ static struct spindle_peer *spindle_turn_peer(void *ctx, u32 m)
  * counts the context; the name in the annotation is for the reader).
  */
 static void spindle_turn_lock(void *ctx)
-	__acquires(&sg->lock)
+	__acquires(&sub->lock)
 {
-	spin_lock_bh(&((struct spindle_turn *)ctx)->sg->lock);
+	spin_lock_bh(&((struct spindle_turn *)ctx)->sub->lock);
 }
 
 static void spindle_turn_unlock(void *ctx)
-	__releases(&sg->lock)
+	__releases(&sub->lock)
 {
-	spin_unlock_bh(&((struct spindle_turn *)ctx)->sg->lock);
+	spin_unlock_bh(&((struct spindle_turn *)ctx)->sub->lock);
 }
 
 static u32 spindle_turn_take(void *ctx)
 {
-	return spindle_producer_take(((struct spindle_turn *)ctx)->sg);
+	return spindle_producer_take(((struct spindle_turn *)ctx)->sub);
 }
 
 static void spindle_turn_limit(void *ctx)
 {
-	spindle_producer_limit(((struct spindle_turn *)ctx)->sg);
+	spindle_producer_limit(((struct spindle_turn *)ctx)->sub);
 }
 
 static void spindle_turn_freed(void *ctx, u32 n)
 {
-	wake_up_all(&((struct spindle_turn *)ctx)->sg->send_wq);
+	wake_up_all(&((struct spindle_turn *)ctx)->sub->send_wq);
 }
 
 static u32 spindle_turn_deliver(void *ctx, u32 max)
 {
-	return spindle_sg_deliver(((struct spindle_turn *)ctx)->sg, max);
+	return spindle_sub_deliver(((struct spindle_turn *)ctx)->sub, max);
 }
 
 static u32 spindle_turn_writes(void *ctx, u32 m)
@@ -100,13 +103,13 @@ static bool spindle_turn_block_ok(void *ctx, u32 m)
 	struct spindle_conn *c = spindle_turn_peer(ctx, m)->kc;
 
 	return !spindle_coalesces(t->g) ||
-	       c->sq_acked >= c->blk_inflight[t->sg->index];
+	       c->sq_acked >= c->blk_inflight[t->sub->index];
 }
 
 static void spindle_turn_queue(void *ctx, u32 m, const struct sp_wr *w)
 {
 	spindle_peer_queue(spindle_turn_peer(ctx, m),
-			   ((struct spindle_turn *)ctx)->sg, w);
+			   ((struct spindle_turn *)ctx)->sub, w);
 }
 
 /* The baseline's post, at once (spindle_turn_writes() said @m is ready). */
@@ -118,30 +121,30 @@ static void spindle_turn_post(void *ctx, u32 m)
 static void spindle_turn_bad(void *ctx, u32 m, const char *what)
 {
 	struct spindle_turn *t = ctx;
-	u32 bad = t->sg->member_idx[m];
+	u32 bad = t->sub->member_idx[m];
 
 	pr_warn_ratelimited("group %u subgroup %u: member %u wrote an invalid %s: treating it as failed\n",
-			    t->g->id, t->sg->id, t->g->cfg.members[bad].id, what);
+			    t->g->id, t->sub->id, t->g->cfg.members[bad].id, what);
 	spindle_member_lost(t->g, bad, what);
 }
 
 static void spindle_turn_received(void *ctx, u32 n)
 {
-	struct spindle_sg *sg = ((struct spindle_turn *)ctx)->sg;
+	struct spindle_subgroup *sub = ((struct spindle_turn *)ctx)->sub;
 
-	trace_spindle_recv_batch(sg->group_id, sg->id, n);
+	trace_spindle_recv_batch(sub->group_id, sub->id, n);
 }
 
-/* A publish step (sg->lock held): @n positions, @msgs messages, @nulls nulls. */
+/* A publish step (sub->lock held): @n positions, @msgs messages, @nulls nulls. */
 static void spindle_turn_published(void *ctx, u32 n, u64 msgs, u64 nulls)
 {
-	struct spindle_sg *sg = ((struct spindle_turn *)ctx)->sg;
+	struct spindle_subgroup *sub = ((struct spindle_turn *)ctx)->sub;
 
-	lockdep_assert_held(&sg->lock);
+	lockdep_assert_held(&sub->lock);
 	if (n)
-		trace_spindle_send_batch(sg->group_id, sg->id, n, msgs);
+		trace_spindle_send_batch(sub->group_id, sub->id, n, msgs);
 	if (nulls)
-		trace_spindle_null_send(sg->group_id, sg->id, nulls);
+		trace_spindle_null_send(sub->group_id, sub->id, nulls);
 }
 
 static const struct sp_pass_ops spindle_turn_ops = {
@@ -168,19 +171,19 @@ static const struct sp_pass_ops spindle_turn_ops = {
  * (SPINDLE_GROUP_BASELINE), Derecho before Spindle for comparison, takes
  * the same turn stepwise: one message per step, each step's writes posted
  * at once, one ib_post_send per peer, with the subgroup lock held as the
- * application threads wait on it.  No nulls (sp_sg_init()).
+ * application threads wait on it.  No nulls (sp_sub_init()).
  */
-static int spindle_sg_pass(struct spindle_group *g, struct spindle_sg *sg,
-			   bool failed)
+static int spindle_sub_pass(struct spindle_group *g, struct spindle_subgroup *sub,
+			    bool failed)
 {
-	struct spindle_turn t = { .g = g, .sg = sg };
+	struct spindle_turn t = { .g = g, .sub = sub };
 	u32 flags = 0;
 
 	if (failed || READ_ONCE(g->stopping))
 		flags |= SP_PASS_NO_PUBLISH;
 	if (g->cfg.flags & SP_GROUP_BASELINE)
 		flags |= SP_PASS_STEPWISE;
-	return sp_sg_pass(&sg->eng, &spindle_turn_ops, &t, flags);
+	return sp_sub_pass(&sub->eng, &spindle_turn_ops, &t, flags);
 }
 
 static int spindle_group_view(void *ctx)
@@ -202,10 +205,10 @@ static int spindle_group_turn(void *ctx, u32 s)
 {
 	struct spindle_group *g = ctx;
 
-	if (!g->sgs[s])
+	if (!g->subs[s])
 		return 0;
-	return spindle_sg_pass(g, g->sgs[s],
-			       READ_ONCE(g->state) == SPINDLE_GROUP_FAILED);
+	return spindle_sub_pass(g, g->subs[s],
+				READ_ONCE(g->state) == SPINDLE_GROUP_FAILED);
 }
 
 static void spindle_group_flush(void *ctx)
@@ -223,7 +226,8 @@ static const struct sp_group_ops spindle_group_ops = {
 
 static int spindle_pass(struct spindle_group *g)
 {
-	int work, state;
+	enum spindle_group_state state;
+	int work;
 	u32 i;
 
 	atomic_set(&g->doorbell, 0);
@@ -257,7 +261,7 @@ static bool spindle_producers_sleep(struct spindle_group *g, bool sleep)
 	u32 s;
 
 	for (s = 0; s < g->cfg.nsubgroups; s++)
-		if (g->sgs[s] && spindle_producer_sleep(g->sgs[s], sleep))
+		if (g->subs[s] && spindle_producer_sleep(g->subs[s], sleep))
 			more = true;
 	return more;
 }

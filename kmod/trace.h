@@ -16,7 +16,7 @@
 
 #include "spindle_compat.h"
 
-/* One sp_sg_publish(): headers published, and the data messages among them. */
+/* One sp_sub_publish(): headers published, and the data messages among them. */
 TRACE_EVENT(spindle_send_batch,
 	    TP_PROTO(u32 group, u32 subgroup, u32 hdrs, u32 msgs),
 	    TP_ARGS(group, subgroup, hdrs, msgs),
@@ -35,7 +35,7 @@ TRACE_EVENT(spindle_send_batch,
 		      __entry->msgs)
 );
 
-/* One sp_sg_publish() that sent nulls: voided slots and null runs. */
+/* One sp_sub_publish() that sent nulls: voided slots and null runs. */
 TRACE_EVENT(spindle_null_send,
 	    TP_PROTO(u32 group, u32 subgroup, u32 nulls),
 	    TP_ARGS(group, subgroup, nulls),
@@ -51,7 +51,7 @@ TRACE_EVENT(spindle_null_send,
 		      __entry->group, __entry->subgroup, __entry->nulls)
 );
 
-/* One sp_sg_receive(): headers taken from the peers. */
+/* One sp_sub_receive(): headers taken from the peers. */
 TRACE_EVENT(spindle_recv_batch,
 	    TP_PROTO(u32 group, u32 subgroup, u32 hdrs),
 	    TP_ARGS(group, subgroup, hdrs),

@@ -26,7 +26,10 @@
 #include <linux/module.h>
 #include <linux/kthread.h>
 
-#include "spindle.h"
+#include "group.h"
+#include "peer.h"
+#include "subgroup.h"
+#include "xmit.h"
 #include "proto/view.h"
 #include "trace.h"
 
@@ -101,17 +104,17 @@ void spindle_view_free(struct spindle_group *g)
 }
 
 /**
- * spindle_sg_init_view - a subgroup's user-facing numbering, in view 1
- * @sg: subgroup, its engine initialised for the configuration
+ * spindle_sub_init_view - a subgroup's user-facing numbering, in view 1
+ * @sub: subgroup, its engine initialised for the configuration
  */
-void spindle_sg_init_view(struct spindle_sg *sg)
+void spindle_sub_init_view(struct spindle_subgroup *sub)
 {
 	u32 r;
 
-	sg->my_rank = sg->eng.my_rank;
+	sub->my_rank = sub->eng.my_rank;
 	for (r = 0; r < SP_MAX_MEMBERS; r++)
-		sg->cfg_rank[r] = r;
-	sg->view_done = 1;
+		sub->cfg_rank[r] = r;
+	sub->view_done = 1;
 }
 
 /* The group is ACTIVE: every member is connected; failures now end views. */
@@ -296,29 +299,29 @@ static void spindle_vc_wedge(void *ctx)
 	trace_spindle_view_change(g->id, "wedge", g->vc.view, g->vc.members, 0);
 	spindle_group_move(g, SPINDLE_GROUP_VIEW_CHANGE);
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_subgroup *sub = g->subs[s];
 		struct sp_area_entry *a;
 		u32 n = g->cfg.subgroups[s].nsenders;
 
-		if (!sg)
+		if (!sub)
 			continue;
 		a = spindle_my_area(g, s);
-		spin_lock_bh(&sg->lock);
-		sg->eng.wedged = true;
+		spin_lock_bh(&sub->lock);
+		sub->eng.wedged = true;
 		for (r = 0; r < n; r++)
 			a->v[r] = 0;
-		for (r = 0; r < sg->eng.nsenders; r++)
-			a->v[sg->cfg_rank[r]] = cpu_to_le64(sg->eng.rx[r].received);
+		for (r = 0; r < sub->eng.nsenders; r++)
+			a->v[sub->cfg_rank[r]] = cpu_to_le64(sub->eng.rx[r].received);
 		a->snap_view = cpu_to_le64(g->vc.view);
-		spin_unlock_bh(&sg->lock);
+		spin_unlock_bh(&sub->lock);
 	}
 	g->vc.row_ver++;
 }
 
 /* Is configured member @m in subgroup @s? */
-static bool spindle_in_sg(const struct spindle_group *g, u32 s, u32 m)
+static bool spindle_in_sub(const struct spindle_group *g, u32 s, u32 m)
 {
-	return sp_sg_member_pos(&g->cfg.subgroups[s], g->cfg.members[m].id) >= 0;
+	return sp_sub_member_pos(&g->cfg.subgroups[s], g->cfg.members[m].id) >= 0;
 }
 
 static void *spindle_row_of(struct spindle_group *g, u32 m)
@@ -343,7 +346,7 @@ static int spindle_vc_propose(void *ctx, sp_mask_t survivors, u64 view, u64 term
 			struct sp_area_entry *a;
 			u64 rcv[SP_MAX_MEMBERS];
 
-			if (!sp_mask_has(survivors, m) || !spindle_in_sg(g, s, m))
+			if (!sp_mask_has(survivors, m) || !spindle_in_sub(g, s, m))
 				continue;
 			a = spindle_area(g, spindle_row_of(g, m), s);
 			if (le64_to_cpu(a->snap_view) != g->vc.view)
@@ -373,17 +376,17 @@ static int spindle_vc_adopt(void *ctx, u32 from, u64 view, u64 term, u64 my_term
 
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct sp_area_entry *a = spindle_area(g, row, s);
-		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_subgroup *sub = g->subs[s];
 		u32 n = g->cfg.subgroups[s].nsenders;
 
 		if (le64_to_cpu(a->trim_view) != view || le64_to_cpu(a->trim_term) != term)
 			return -EAGAIN;
-		for (r = 0; sg && r < sg->eng.nsenders; r++) {
-			u64 t = le64_to_cpu(a->v[n + sg->cfg_rank[r]]);
+		for (r = 0; sub && r < sub->eng.nsenders; r++) {
+			u64 t = le64_to_cpu(a->v[n + sub->cfg_rank[r]]);
 
-			if (t > sg->eng.rx[r].received) {
+			if (t > sub->eng.rx[r].received) {
 				pr_warn("group %u subgroup %u: member %u proposes a trim we cannot deliver\n",
-					g->id, sg->id, g->cfg.members[from].id);
+					g->id, sub->id, g->cfg.members[from].id);
 				return -EPROTO;
 			}
 		}
@@ -403,14 +406,14 @@ static int spindle_vc_adopt(void *ctx, u32 from, u64 view, u64 term, u64 my_term
 	return 0;
 }
 
-/* The trim of @sg in my area, by engine rank. */
-static void spindle_sg_trim(struct spindle_group *g, struct spindle_sg *sg, u64 *trim)
+/* The trim of @sub in my area, by engine rank. */
+static void spindle_sub_trim(struct spindle_group *g, struct spindle_subgroup *sub, u64 *trim)
 {
-	struct sp_area_entry *a = spindle_my_area(g, sg->index);
-	u32 n = sg->cfg.nsenders, r;
+	struct sp_area_entry *a = spindle_my_area(g, sub->index);
+	u32 n = sub->cfg.nsenders, r;
 
-	for (r = 0; r < sg->eng.nsenders; r++)
-		trim[r] = le64_to_cpu(a->v[n + sg->cfg_rank[r]]);
+	for (r = 0; r < sub->eng.nsenders; r++)
+		trim[r] = le64_to_cpu(a->v[n + sub->cfg_rank[r]]);
 }
 
 /*
@@ -418,14 +421,14 @@ static void spindle_sg_trim(struct spindle_group *g, struct spindle_sg *sg, u64 
  * the ordered sequence delivered so far, over all views.  In the view area,
  * for members that join.
  */
-static void spindle_sg_bases(struct spindle_group *g, struct spindle_sg *sg, u64 view)
+static void spindle_sub_bases(struct spindle_group *g, struct spindle_subgroup *sub, u64 view)
 {
-	struct sp_area_entry *a = spindle_my_area(g, sg->index);
-	u32 n = sg->cfg.nsenders, r;
+	struct sp_area_entry *a = spindle_my_area(g, sub->index);
+	u32 n = sub->cfg.nsenders, r;
 
 	for (r = 0; r < n; r++)
-		a->v[2 * n + r] = cpu_to_le64(sg->idx_base[r] + le64_to_cpu(a->v[n + r]));
-	a->seq_base = cpu_to_le64(sg->seq_base + sg->eng.dl_seq);
+		a->v[2 * n + r] = cpu_to_le64(sub->idx_base[r] + le64_to_cpu(a->v[n + r]));
+	a->seq_base = cpu_to_le64(sub->seq_base + sub->eng.dl_seq);
 	a->base_view = cpu_to_le64(view);
 	g->vc.row_ver++;
 }
@@ -447,7 +450,7 @@ static struct sp_area_entry *spindle_bases_of(struct spindle_group *g, u32 s,
 	if (le64_to_cpu(a->base_view) == view)
 		return a;
 	for (m = 0; m < g->cfg.nmembers; m++) {
-		if (m == g->me || !sp_mask_has(stay, m) || !spindle_in_sg(g, s, m))
+		if (m == g->me || !sp_mask_has(stay, m) || !spindle_in_sub(g, s, m))
 			continue;
 		any = true;
 		a = spindle_area(g, g->row_copy[m], s);
@@ -464,19 +467,19 @@ static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 	u32 s;
 
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_subgroup *sub = g->subs[s];
 		u64 trim[SP_MAX_MEMBERS];
 
-		if (!sg || sg->view_done == view)
+		if (!sub || sub->view_done == view)
 			continue;
-		spindle_sg_trim(g, sg, trim);
-		if (!spindle_sg_deliver_upto(sg, trim)) {
+		spindle_sub_trim(g, sub, trim);
+		if (!spindle_sub_deliver_upto(sub, trim)) {
 			ret = -EAGAIN;
 			continue;
 		}
 		/* the record waits for the install: see spindle_vc_install() */
-		spindle_sg_bases(g, sg, view);
-		sg->view_done = view;
+		spindle_sub_bases(g, sub, view);
+		sub->view_done = view;
 	}
 	return ret;
 }
@@ -513,14 +516,14 @@ static bool spindle_vc_drain(void *ctx, sp_mask_t next)
 			done = false;
 	}
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_subgroup *sub = g->subs[s];
 
-		for (m = 0; sg && m < sg->eng.nmembers; m++) {
-			u32 idx = sg->member_idx[m];
+		for (m = 0; sub && m < sub->eng.nmembers; m++) {
+			u32 idx = sub->member_idx[m];
 
-			if (m != sg->eng.me && sp_mask_has(next, idx) &&
+			if (m != sub->eng.me && sp_mask_has(next, idx) &&
 			    spindle_peer_ready(g->peers[idx]) &&
-			    sp_sg_has_output(&sg->eng, m))
+			    sp_sub_has_output(&sub->eng, m))
 				done = false;
 		}
 	}
@@ -528,8 +531,8 @@ static bool spindle_vc_drain(void *ctx, sp_mask_t next)
 }
 
 /* Point a (new) engine at the memory of the members it has. */
-static void spindle_sg_wire(struct spindle_group *g, struct spindle_sg *sg,
-			    const struct sp_sg_cfg *vc, struct sp_sg *e)
+static void spindle_sub_wire(struct spindle_group *g, struct spindle_subgroup *sub,
+			     const struct sp_sub_cfg *vc, struct sp_sub *e)
 {
 	u32 m, r;
 
@@ -537,15 +540,15 @@ static void spindle_sg_wire(struct spindle_group *g, struct spindle_sg *sg,
 		u32 idx = sp_cfg_member_index(&g->cfg, vc->members[m]);
 		void *base = idx == g->me ? g->out_meta->vaddr : g->in_meta[idx]->vaddr;
 
-		sg->member_idx[m] = idx;
-		e->blocks[m] = base + g->layout[idx].block_off[sg->index];
+		sub->member_idx[m] = idx;
+		e->blocks[m] = base + g->layout[idx].block_off[sub->index];
 	}
 	for (r = 0; r < vc->nsenders; r++) {
 		u32 idx = sp_cfg_member_index(&g->cfg, vc->senders[r]);
 		void *base = idx == g->me ? g->out_meta->vaddr : g->in_meta[idx]->vaddr;
 
-		sg->cfg_rank[r] = sp_sg_sender_rank(&sg->cfg, vc->senders[r]);
-		e->hdrs[r] = base + g->layout[idx].hdr_off[sg->index];
+		sub->cfg_rank[r] = sp_sub_sender_rank(&sub->cfg, vc->senders[r]);
+		e->hdrs[r] = base + g->layout[idx].hdr_off[sub->index];
 	}
 }
 
@@ -553,15 +556,15 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 {
 	struct spindle_group *g = ctx;
 	struct sp_group_cfg *vcfg;
-	struct sp_sg *fresh[SP_MAX_SUBGROUPS] = {};
-	struct sp_sg *old = NULL;
+	struct sp_sub *fresh[SP_MAX_SUBGROUPS] = {};
+	struct sp_sub *old = NULL;
 	u32 s, i;
 	int ret = 0;
 
 	/* what the old view delivered must be given back first */
 	for (s = 0; s < g->cfg.nsubgroups; s++)
-		if (g->sgs[s] && (!spindle_sg_quiet(g->sgs[s]) ||
-				  IS_ERR(spindle_bases_of(g, s, view, members))))
+		if (g->subs[s] && (!spindle_sub_quiet(g->subs[s]) ||
+				   IS_ERR(spindle_bases_of(g, s, view, members))))
 			return -EAGAIN;
 	vcfg = kmalloc(sizeof(*vcfg), GFP_KERNEL);
 	old = kmalloc(sizeof(*old), GFP_KERNEL);
@@ -573,15 +576,15 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 	sp_view_config(&g->cfg, members, vcfg);
 	vcfg->self_id = g->cfg.self_id;
 	for (s = 0; s < g->cfg.nsubgroups && !ret; s++) {
-		if (!g->sgs[s])
+		if (!g->subs[s])
 			continue;
 		fresh[s] = kzalloc(sizeof(*fresh[s]), GFP_KERNEL);
-		ret = fresh[s] ? sp_sg_init(fresh[s], vcfg, s) : -ENOMEM;
+		ret = fresh[s] ? sp_sub_init(fresh[s], vcfg, s) : -ENOMEM;
 	}
 	if (ret) {
 		for (s = 0; s < g->cfg.nsubgroups; s++) {
 			if (fresh[s])
-				sp_sg_destroy(fresh[s]);
+				sp_sub_destroy(fresh[s]);
 			kfree(fresh[s]);
 		}
 		kfree(vcfg);
@@ -595,27 +598,27 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 			memset(g->in_meta[i]->vaddr + g->row_bytes, 0,
 			       g->in_meta[i]->size - g->row_bytes);
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_sg *sg = g->sgs[s];
+		struct spindle_subgroup *sub = g->subs[s];
 		struct sp_area_entry *b;
 		u32 r, n;
 
-		if (!sg)
+		if (!sub)
 			continue;
 		b = spindle_bases_of(g, s, view, members);
-		n = sg->cfg.nsenders;
-		spin_lock_bh(&sg->lock);
-		*old = sg->eng;
+		n = sub->cfg.nsenders;
+		spin_lock_bh(&sub->lock);
+		*old = sub->eng;
 		for (r = 0; r < n; r++)
-			sg->idx_base[r] = b ? le64_to_cpu(b->v[2 * n + r]) : 0;
-		sg->seq_base = b ? le64_to_cpu(b->seq_base) : 0;
-		spindle_sg_wire(g, sg, &vcfg->subgroups[s], fresh[s]);
-		sg->pos_base = round_up(sg->pos_base + old->pay_reserved, sg->cfg.window);
+			sub->idx_base[r] = b ? le64_to_cpu(b->v[2 * n + r]) : 0;
+		sub->seq_base = b ? le64_to_cpu(b->seq_base) : 0;
+		spindle_sub_wire(g, sub, &vcfg->subgroups[s], fresh[s]);
+		sub->pos_base = round_up(sub->pos_base + old->pay_reserved, sub->cfg.window);
 		fresh[s]->stats = old->stats;
-		sg->eng = *fresh[s];
-		spindle_producer_reset(sg);
-		spin_unlock_bh(&sg->lock);
-		spindle_sg_consumers_reset(sg);
-		sp_sg_destroy(old);
+		sub->eng = *fresh[s];
+		spindle_producer_reset(sub);
+		spin_unlock_bh(&sub->lock);
+		spindle_sub_consumers_reset(sub);
+		sp_sub_destroy(old);
 		kfree(fresh[s]);
 	}
 	kfree(vcfg);
@@ -637,9 +640,9 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 	 * here, so the record still falls between the two views' messages.
 	 */
 	for (i = 0; i < g->cfg.nsubgroups; i++) {
-		if (g->sgs[i]) {
-			spindle_sg_deliver_view(g->sgs[i], view, members);
-			g->sgs[i]->view_done = view;
+		if (g->subs[i]) {
+			spindle_sub_deliver_view(g->subs[i], view, members);
+			g->subs[i]->view_done = view;
 		}
 	}
 	for (i = 0; i < g->cfg.nmembers; i++) {
@@ -837,8 +840,8 @@ static void spindle_row_waits(struct spindle_group *g, struct spindle_peer *peer
 		return;
 	c->row_due_said = true;
 	pr_warn_ratelimited("group %u: my row has waited %llu ms for room in the send queue to member %u (posted %llu, acked %llu)\n",
-		g->id, (now - c->row_due) / NSEC_PER_MSEC, peer->id,
-		c->sq_posted, c->sq_acked);
+			    g->id, (now - c->row_due) / NSEC_PER_MSEC, peer->id,
+			    c->sq_posted, c->sq_acked);
 }
 
 /* Queue my row and view area to every peer that lacks its latest. */

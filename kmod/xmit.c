@@ -11,7 +11,10 @@
 
 #include <linux/module.h>
 
-#include "spindle.h"
+#include "group.h"
+#include "peer.h"
+#include "subgroup.h"
+#include "xmit.h"
 #include "hostile.h"
 #include "proto/sq.h"
 #include "trace.h"
@@ -69,14 +72,14 @@ static u64 spindle_stage_off(const struct spindle_peer *peer)
 /**
  * spindle_peer_queue - append one engine write to a peer's chain
  * @peer: a READY peer
- * @sg: the subgroup the write belongs to
+ * @sub: the subgroup the write belongs to
  * @w: the write, in region offsets
  *
  * Splits it at MR chunk boundaries on either side.  A block is copied into
  * the staging slot of the send queue entry that carries it, so that what
  * the NIC reads is what the engine meant at this moment.
  */
-void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
+void spindle_peer_queue(struct spindle_peer *peer, struct spindle_subgroup *sub,
 			const struct sp_wr *w)
 {
 	struct spindle_conn *c = peer->kc;
@@ -84,7 +87,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 	const struct sp_meta_layout *lay = &g->layout[g->me];
 	const struct spindle_rregion *rr;
 	const struct spindle_mrset *lset;
-	u32 s = sg->index, len = w->len, n;
+	u32 s = sub->index, len = w->len, n;
 	bool bell = w->kind == SP_WR_BLOCK;
 	u32 hostile = READ_ONCE(g->hostile);
 	u64 loff, roff;
@@ -120,16 +123,16 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_sg *sg,
 		rr = &c->w_meta;
 		loff = spindle_stage_off(peer);
 		roff = lay->block_off[s];
-		memcpy(peer->stage->vaddr + loff, sg->eng.blocks[sg->eng.me], len);
+		memcpy(peer->stage->vaddr + loff, sub->eng.blocks[sub->eng.me], len);
 		if (unlikely(hostile))
 			spindle_hostile_block(g, peer->stage->vaddr + loff);
 		break;
 	}
 
 	n = spindle_queue_range(peer, lset, loff, rr, roff, len, bell, s);
-	sg->writes_posted += n;
-	sg->writes_kind[w->kind] += n;
-	sg->bytes_posted += len;
+	sub->writes_posted += n;
+	sub->writes_kind[w->kind] += n;
+	sub->bytes_posted += len;
 	if (bell && n && spindle_coalesces(g)) {
 		/* its completion says when the next push may go */
 		if (!(peer->chain[peer->chain_len - 1].wr.send_flags & IB_SEND_SIGNALED))

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Failures no test bed produces on its own, injected through debugfs
 # fail_function into the module's injectable functions (ALLOW_ERROR_
-# INJECTION: spindle_sgdev_add, spindle_thread_create, spindle_listen,
+# INJECTION: spindle_subdev_add, spindle_thread_create, spindle_listen,
 # spindle_conn_alloc).  Only the debug kernels (scripts/debug-kernel) have
 # fail_function: elsewhere the test is skipped.
 #
@@ -79,7 +79,7 @@ wait_log() {
 }
 
 ktap_check "module_functions_injectable" sh -c "
-	for f in spindle_sgdev_add spindle_thread_create spindle_listen spindle_conn_alloc; do
+	for f in spindle_subdev_add spindle_thread_create spindle_listen spindle_conn_alloc; do
 		grep -q \"^\$f\s\" $FF/injectable || { echo \"# \$f is not injectable\"; exit 1; }
 	done"
 
@@ -116,7 +116,7 @@ up_fails() {
 	ktap_result "$([ -z "$bad" ] && echo ok || echo fail)" "$1"
 }
 
-up_fails group_up_fails_second_device spindle_sgdev_add 28 "No space left on device" 2
+up_fails group_up_fails_second_device spindle_subdev_add 28 "No space left on device" 2
 up_fails group_up_fails_thread spindle_thread_create 11 "Resource temporarily unavailable"
 up_fails group_up_fails_listen spindle_listen 98 "Address already in use"
 

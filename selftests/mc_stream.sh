@@ -18,7 +18,7 @@
 # guest 1's reader starts 2 s late: every message must still be there for
 # it, and every member's group down must succeed.  (A member's group down
 # waits until the others have delivered what it delivered, not only
-# received it: sp_sg_caught_up(), whose unit test fails without that rule.
+# received it: sp_sub_caught_up(), whose unit test fails without that rule.
 # This case does not hit the window in which a member has received the
 # last messages and not yet delivered them; a slow guest in the streams
 # above did, once.)  Last, a reader that starts after a view change (3

@@ -21,15 +21,15 @@ static const char *const sp_cfg_err_names[SP_CFG_E_MAX] = {
 	[SP_CFG_E_MEMBER_ADDR_DUP] = "member.addr (duplicate address:port)",
 	[SP_CFG_E_SELF] = "self (not a member)",
 	[SP_CFG_E_NSUBGROUPS] = "nsubgroups",
-	[SP_CFG_E_SG_ID_DUP] = "subgroup.id (duplicate)",
-	[SP_CFG_E_SG_MODE] = "subgroup.mode",
-	[SP_CFG_E_SG_WINDOW] = "subgroup.window",
-	[SP_CFG_E_SG_MAX_MSG] = "subgroup.max_msg",
-	[SP_CFG_E_SG_RING_SIZE] = "subgroup.window * max_msg (ring too large)",
-	[SP_CFG_E_SG_NMEMBERS] = "subgroup.nmembers",
-	[SP_CFG_E_SG_MEMBER] = "subgroup.members (not a group member, or repeated)",
-	[SP_CFG_E_SG_NSENDERS] = "subgroup.nsenders",
-	[SP_CFG_E_SG_SENDER] = "subgroup.senders (not a subgroup member, or repeated)",
+	[SP_CFG_E_SUB_ID_DUP] = "subgroup.id (duplicate)",
+	[SP_CFG_E_SUB_MODE] = "subgroup.mode",
+	[SP_CFG_E_SUB_WINDOW] = "subgroup.window",
+	[SP_CFG_E_SUB_MAX_MSG] = "subgroup.max_msg",
+	[SP_CFG_E_SUB_RING_SIZE] = "subgroup.window * max_msg (ring too large)",
+	[SP_CFG_E_SUB_NMEMBERS] = "subgroup.nmembers",
+	[SP_CFG_E_SUB_MEMBER] = "subgroup.members (not a group member, or repeated)",
+	[SP_CFG_E_SUB_NSENDERS] = "subgroup.nsenders",
+	[SP_CFG_E_SUB_SENDER] = "subgroup.senders (not a subgroup member, or repeated)",
 	[SP_CFG_E_GROUP_ID] = "group_id",
 	[SP_CFG_E_FLAGS] = "flags",
 };
@@ -61,14 +61,14 @@ static int sp_index_of(const u32 *ids, u32 n, u32 id)
 	return -1;
 }
 
-int sp_sg_sender_rank(const struct sp_sg_cfg *sg, u32 id)
+int sp_sub_sender_rank(const struct sp_sub_cfg *sub, u32 id)
 {
-	return sp_index_of(sg->senders, sg->nsenders, id);
+	return sp_index_of(sub->senders, sub->nsenders, id);
 }
 
-int sp_sg_member_pos(const struct sp_sg_cfg *sg, u32 id)
+int sp_sub_member_pos(const struct sp_sub_cfg *sub, u32 id)
 {
-	return sp_index_of(sg->members, sg->nmembers, id);
+	return sp_index_of(sub->members, sub->nmembers, id);
 }
 
 static int sp_fail(struct sp_cfg_err *err, enum sp_cfg_err_field f, u32 index)
@@ -127,36 +127,36 @@ static int sp_validate_members(const struct sp_group_cfg *cfg,
 	return 0;
 }
 
-static int sp_validate_sg(const struct sp_group_cfg *cfg, u32 i,
-			  struct sp_cfg_err *err)
+static int sp_validate_sub(const struct sp_group_cfg *cfg, u32 i,
+			   struct sp_cfg_err *err)
 {
-	const struct sp_sg_cfg *sg = &cfg->subgroups[i];
+	const struct sp_sub_cfg *sub = &cfg->subgroups[i];
 	u32 j;
 
 	for (j = 0; j < i; j++)
-		if (cfg->subgroups[j].id == sg->id)
-			return sp_fail(err, SP_CFG_E_SG_ID_DUP, i);
-	if (sg->mode != SP_MODE_ORDERED && sg->mode != SP_MODE_UNORDERED)
-		return sp_fail(err, SP_CFG_E_SG_MODE, i);
-	if (sg->window == 0 || sg->window > SP_MAX_WINDOW)
-		return sp_fail(err, SP_CFG_E_SG_WINDOW, i);
-	if (sg->max_msg == 0 || sg->max_msg > SP_MAX_MSG)
-		return sp_fail(err, SP_CFG_E_SG_MAX_MSG, i);
-	if ((u64)sg->window * sp_sg_slot_size(sg) > SP_MAX_RING_BYTES)
-		return sp_fail(err, SP_CFG_E_SG_RING_SIZE, i);
-	if (sg->nmembers == 0 || sg->nmembers > cfg->nmembers)
-		return sp_fail(err, SP_CFG_E_SG_NMEMBERS, i);
-	for (j = 0; j < sg->nmembers; j++) {
-		if (sp_cfg_member_index(cfg, sg->members[j]) < 0 ||
-		    sp_index_of(sg->members, j, sg->members[j]) >= 0)
-			return sp_fail(err, SP_CFG_E_SG_MEMBER, i);
+		if (cfg->subgroups[j].id == sub->id)
+			return sp_fail(err, SP_CFG_E_SUB_ID_DUP, i);
+	if (sub->mode != SP_MODE_ORDERED && sub->mode != SP_MODE_UNORDERED)
+		return sp_fail(err, SP_CFG_E_SUB_MODE, i);
+	if (sub->window == 0 || sub->window > SP_MAX_WINDOW)
+		return sp_fail(err, SP_CFG_E_SUB_WINDOW, i);
+	if (sub->max_msg == 0 || sub->max_msg > SP_MAX_MSG)
+		return sp_fail(err, SP_CFG_E_SUB_MAX_MSG, i);
+	if ((u64)sub->window * sp_sub_slot_size(sub) > SP_MAX_RING_BYTES)
+		return sp_fail(err, SP_CFG_E_SUB_RING_SIZE, i);
+	if (sub->nmembers == 0 || sub->nmembers > cfg->nmembers)
+		return sp_fail(err, SP_CFG_E_SUB_NMEMBERS, i);
+	for (j = 0; j < sub->nmembers; j++) {
+		if (sp_cfg_member_index(cfg, sub->members[j]) < 0 ||
+		    sp_index_of(sub->members, j, sub->members[j]) >= 0)
+			return sp_fail(err, SP_CFG_E_SUB_MEMBER, i);
 	}
-	if (sg->nsenders == 0 || sg->nsenders > sg->nmembers)
-		return sp_fail(err, SP_CFG_E_SG_NSENDERS, i);
-	for (j = 0; j < sg->nsenders; j++) {
-		if (sp_sg_member_pos(sg, sg->senders[j]) < 0 ||
-		    sp_index_of(sg->senders, j, sg->senders[j]) >= 0)
-			return sp_fail(err, SP_CFG_E_SG_SENDER, i);
+	if (sub->nsenders == 0 || sub->nsenders > sub->nmembers)
+		return sp_fail(err, SP_CFG_E_SUB_NSENDERS, i);
+	for (j = 0; j < sub->nsenders; j++) {
+		if (sp_sub_member_pos(sub, sub->senders[j]) < 0 ||
+		    sp_index_of(sub->senders, j, sub->senders[j]) >= 0)
+			return sp_fail(err, SP_CFG_E_SUB_SENDER, i);
 	}
 	return 0;
 }
@@ -185,7 +185,7 @@ int sp_cfg_validate(const struct sp_group_cfg *cfg, struct sp_cfg_err *err)
 	if (cfg->nsubgroups == 0 || cfg->nsubgroups > SP_MAX_SUBGROUPS)
 		return sp_fail(err, SP_CFG_E_NSUBGROUPS, 0);
 	for (i = 0; i < cfg->nsubgroups; i++) {
-		ret = sp_validate_sg(cfg, i, err);
+		ret = sp_validate_sub(cfg, i, err);
 		if (ret)
 			return ret;
 	}

@@ -31,7 +31,7 @@ struct sp_member_cfg {
 	u8 addr[16];		/* IPv4 in the first 4 bytes */
 };
 
-struct sp_sg_cfg {
+struct sp_sub_cfg {
 	u32 id;
 	u32 window;		/* payload slots per sender */
 	u32 max_msg;		/* largest payload in bytes */
@@ -54,7 +54,7 @@ struct sp_group_cfg {
 	u32 nmembers;
 	u32 nsubgroups;
 	struct sp_member_cfg members[SP_MAX_MEMBERS];
-	struct sp_sg_cfg subgroups[SP_MAX_SUBGROUPS];
+	struct sp_sub_cfg subgroups[SP_MAX_SUBGROUPS];
 };
 
 /* Which field a configuration error is about (uapi: SPINDLE_CFG_E_*). */
@@ -68,15 +68,15 @@ enum sp_cfg_err_field {
 	SP_CFG_E_MEMBER_ADDR_DUP,	/* members[i] repeats an address:port */
 	SP_CFG_E_SELF,			/* self_id is not a member */
 	SP_CFG_E_NSUBGROUPS,		/* nsubgroups 0 or over SP_MAX_SUBGROUPS */
-	SP_CFG_E_SG_ID_DUP,		/* subgroups[i].id repeats */
-	SP_CFG_E_SG_MODE,		/* subgroups[i].mode unknown */
-	SP_CFG_E_SG_WINDOW,		/* subgroups[i].window 0 or too big */
-	SP_CFG_E_SG_MAX_MSG,		/* subgroups[i].max_msg 0 or too big */
-	SP_CFG_E_SG_RING_SIZE,		/* window * slot size too big */
-	SP_CFG_E_SG_NMEMBERS,		/* subgroups[i].nmembers 0 or too many */
-	SP_CFG_E_SG_MEMBER,		/* subgroups[i] names a non-member or twice */
-	SP_CFG_E_SG_NSENDERS,		/* subgroups[i].nsenders 0 or too many */
-	SP_CFG_E_SG_SENDER,		/* a sender that is not a subgroup member, or twice */
+	SP_CFG_E_SUB_ID_DUP,		/* subgroups[i].id repeats */
+	SP_CFG_E_SUB_MODE,		/* subgroups[i].mode unknown */
+	SP_CFG_E_SUB_WINDOW,		/* subgroups[i].window 0 or too big */
+	SP_CFG_E_SUB_MAX_MSG,		/* subgroups[i].max_msg 0 or too big */
+	SP_CFG_E_SUB_RING_SIZE,		/* window * slot size too big */
+	SP_CFG_E_SUB_NMEMBERS,		/* subgroups[i].nmembers 0 or too many */
+	SP_CFG_E_SUB_MEMBER,		/* subgroups[i] names a non-member or twice */
+	SP_CFG_E_SUB_NSENDERS,		/* subgroups[i].nsenders 0 or too many */
+	SP_CFG_E_SUB_SENDER,		/* a sender that is not a subgroup member, or twice */
 	SP_CFG_E_GROUP_ID,		/* group_id 0 */
 	SP_CFG_E_FLAGS,			/* an unknown flag */
 	SP_CFG_E_MAX
@@ -93,16 +93,16 @@ const char *sp_cfg_err_name(enum sp_cfg_err_field field);
 /* Index of member @id in cfg->members, or -1. */
 int sp_cfg_member_index(const struct sp_group_cfg *cfg, u32 id);
 
-/* Sender rank of member @id in @sg, or -1 when it does not send there. */
-int sp_sg_sender_rank(const struct sp_sg_cfg *sg, u32 id);
+/* Sender rank of member @id in @sub, or -1 when it does not send there. */
+int sp_sub_sender_rank(const struct sp_sub_cfg *sub, u32 id);
 
-/* Position of member @id in @sg's member list, or -1. */
-int sp_sg_member_pos(const struct sp_sg_cfg *sg, u32 id);
+/* Position of member @id in @sub's member list, or -1. */
+int sp_sub_member_pos(const struct sp_sub_cfg *sub, u32 id);
 
 /* Payload slot stride of a subgroup: max_msg rounded up to whole cache lines. */
-static inline u32 sp_sg_slot_size(const struct sp_sg_cfg *sg)
+static inline u32 sp_sub_slot_size(const struct sp_sub_cfg *sub)
 {
-	return ALIGN(sg->max_msg, SP_SLOT_ALIGN);
+	return ALIGN(sub->max_msg, SP_SLOT_ALIGN);
 }
 
 #endif /* SPINDLE_PROTO_CONFIG_H */

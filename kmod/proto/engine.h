@@ -24,9 +24,9 @@
  * The owner (the kernel module, or a unit test) provides the memory and the
  * transport, and calls the steps below from one thread, except the
  * producer calls (reserve / mark ready / void), which take the owner's
- * lock, as must sp_sg_publish() and sp_sg_reclaim().  Nothing read from a
+ * lock, as must sp_sub_publish() and sp_sub_reclaim().  Nothing read from a
  * peer's block or header ring is used before it has been validated; a
- * violation returns -EPROTO with sg->fault_member set.
+ * violation returns -EPROTO with sub->fault_member set.
  */
 #ifndef SPINDLE_PROTO_ENGINE_H
 #define SPINDLE_PROTO_ENGINE_H
@@ -102,7 +102,7 @@ struct sp_wr {
 	u64 offset;		/* within the region of that kind */
 };
 
-/* Most writes one sp_sg_emit() call produces for one member. */
+/* Most writes one sp_sub_emit() call produces for one member. */
 #define SP_EMIT_MAX	5
 
 /* ---- engine state ---- */
@@ -137,7 +137,7 @@ struct sp_rx {
 };
 
 /* The last values accepted from a member's block. */
-struct sp_view {
+struct sp_seen {
 	u64 recv_seq;
 	u64 deliv_seq;
 	u64 released_me;	/* released[my rank] */
@@ -173,7 +173,7 @@ static inline void sp_hist_add(u64 *hist, u64 n)
 	hist[b]++;
 }
 
-struct sp_sg {
+struct sp_sub {
 	/* geometry */
 	u32 nmembers;
 	u32 nsenders;
@@ -209,7 +209,7 @@ struct sp_sg {
 
 	/* receiver side */
 	struct sp_rx rx[SP_MAX_MEMBERS];	/* by sender rank */
-	struct sp_view view[SP_MAX_MEMBERS];	/* by member position */
+	struct sp_seen seen[SP_MAX_MEMBERS];	/* by member position */
 
 	/* delivery */
 	u64 dl_seq;			/* ordered: next sequence number */
@@ -221,8 +221,8 @@ struct sp_sg {
 	struct sp_desc *log;		/* [log_size] delivered, unreleased */
 
 	/* limits, for the baseline: 0 is no limit */
-	u32 max_publish;		/* headers per sp_sg_publish() */
-	u32 max_receive;		/* headers per sp_sg_receive() */
+	u32 max_publish;		/* headers per sp_sub_publish() */
+	u32 max_receive;		/* headers per sp_sub_receive() */
 	bool no_nulls;			/* never send nulls */
 	bool wedged;			/* view ending: no publishing, received frozen */
 
@@ -233,52 +233,52 @@ struct sp_sg {
 	struct sp_stats stats;
 };
 
-int sp_sg_init(struct sp_sg *sg, const struct sp_group_cfg *cfg, u32 sg_index);
-void sp_sg_destroy(struct sp_sg *sg);
+int sp_sub_init(struct sp_sub *sub, const struct sp_group_cfg *cfg, u32 sub_index);
+void sp_sub_destroy(struct sp_sub *sub);
 
 /* Producer side: owner's lock held. */
-u32 sp_sg_reserve(struct sp_sg *sg, u32 want, u64 *first);
-int sp_sg_mark_ready(struct sp_sg *sg, u64 pos, u32 len);
-int sp_sg_void(struct sp_sg *sg, u64 pos);
-u32 sp_sg_free_slots(const struct sp_sg *sg);
-bool sp_sg_reservations_held(const struct sp_sg *sg);
+u32 sp_sub_reserve(struct sp_sub *sub, u32 want, u64 *first);
+int sp_sub_mark_ready(struct sp_sub *sub, u64 pos, u32 len);
+int sp_sub_void(struct sp_sub *sub, u64 pos);
+u32 sp_sub_free_slots(const struct sp_sub *sub);
+bool sp_sub_reservations_held(const struct sp_sub *sub);
 
 /* Predicate thread. */
-int sp_sg_receive(struct sp_sg *sg);
-int sp_sg_publish(struct sp_sg *sg);		/* owner's lock held */
-u32 sp_sg_deliver(struct sp_sg *sg, struct sp_desc *out, u32 max);
-void sp_sg_release(struct sp_sg *sg, u64 released_descs);
-int sp_sg_reclaim(struct sp_sg *sg);		/* owner's lock held */
-u32 sp_sg_emit(struct sp_sg *sg, u32 member, u32 room, bool block_ok,
-	       struct sp_wr *out);
-bool sp_sg_caught_up(struct sp_sg *sg, u32 m);
+int sp_sub_receive(struct sp_sub *sub);
+int sp_sub_publish(struct sp_sub *sub);		/* owner's lock held */
+u32 sp_sub_deliver(struct sp_sub *sub, struct sp_desc *out, u32 max);
+void sp_sub_release(struct sp_sub *sub, u64 released_descs);
+int sp_sub_reclaim(struct sp_sub *sub);		/* owner's lock held */
+u32 sp_sub_emit(struct sp_sub *sub, u32 member, u32 room, bool block_ok,
+		struct sp_wr *out);
+bool sp_sub_caught_up(struct sp_sub *sub, u32 m);
 
 /* The trim this node proposes or holds, in its block for peers to read. */
-void sp_sg_set_trim(struct sp_sg *sg, u64 view, u64 term, const u64 *trim);
-int sp_sg_read_trim(struct sp_sg *sg, u32 member, u64 view, u64 term, u64 *trim);
-void sp_sg_member_received(const struct sp_sg *sg, u32 member, u64 *rcv);
+void sp_sub_set_trim(struct sp_sub *sub, u64 view, u64 term, const u64 *trim);
+int sp_sub_read_trim(struct sp_sub *sub, u32 member, u64 view, u64 term, u64 *trim);
+void sp_sub_member_received(const struct sp_sub *sub, u32 member, u64 *rcv);
 
 /* For view.c: the delivery cursor, one message at a time. */
-bool sp_sg_step(struct sp_sg *sg, u32 rank, struct sp_desc *d);
-bool sp_sg_next_is_data(const struct sp_sg *sg, u32 rank);
-void sp_sg_log(struct sp_sg *sg, const struct sp_desc *d);
+bool sp_sub_step(struct sp_sub *sub, u32 rank, struct sp_desc *d);
+bool sp_sub_next_is_data(const struct sp_sub *sub, u32 rank);
+void sp_sub_log(struct sp_sub *sub, const struct sp_desc *d);
 
 /* Helpers for owners. */
-static inline u64 sp_sg_payload_offset(const struct sp_sg *sg, u64 pay_pos)
+static inline u64 sp_sub_payload_offset(const struct sp_sub *sub, u64 pay_pos)
 {
-	return (u64)sp_mod_u64(pay_pos, sg->window) * sg->slot_size;
+	return (u64)sp_mod_u64(pay_pos, sub->window) * sub->slot_size;
 }
 
-static inline u64 sp_sg_ring_bytes(const struct sp_sg *sg)
+static inline u64 sp_sub_ring_bytes(const struct sp_sub *sub)
 {
-	return (u64)sg->window * sg->slot_size;
+	return (u64)sub->window * sub->slot_size;
 }
 
 /* True when emit would write something to @member. */
-static inline bool sp_sg_has_output(const struct sp_sg *sg, u32 member)
+static inline bool sp_sub_has_output(const struct sp_sub *sub, u32 member)
 {
-	return sg->pushed_ver[member] != sg->blk_ver ||
-	       (sg->my_rank >= 0 && sg->tx_hdr[member] != sg->hdr_pub);
+	return sub->pushed_ver[member] != sub->blk_ver ||
+	       (sub->my_rank >= 0 && sub->tx_hdr[member] != sub->hdr_pub);
 }
 
 #endif /* SPINDLE_PROTO_ENGINE_H */

@@ -27,20 +27,20 @@ void sp_meta_layout(const struct sp_group_cfg *cfg, u32 member_id,
 	off = ALIGN(off, 64);
 	lay->row_bytes = off;
 	for (s = 0; s < cfg->nsubgroups; s++) {
-		const struct sp_sg_cfg *sg = &cfg->subgroups[s];
+		const struct sp_sub_cfg *sub = &cfg->subgroups[s];
 
-		if (sp_sg_member_pos(sg, member_id) < 0)
+		if (sp_sub_member_pos(sub, member_id) < 0)
 			continue;
 		lay->block_off[s] = off;
-		off += sp_block_size(sg->nsenders);
+		off += sp_block_size(sub->nsenders);
 	}
 	for (s = 0; s < cfg->nsubgroups; s++) {
-		const struct sp_sg_cfg *sg = &cfg->subgroups[s];
+		const struct sp_sub_cfg *sub = &cfg->subgroups[s];
 
-		if (sp_sg_sender_rank(sg, member_id) < 0)
+		if (sp_sub_sender_rank(sub, member_id) < 0)
 			continue;
 		lay->hdr_off[s] = off;
-		off += ALIGN(sp_hdr_slots(sg->window) * (u32)sizeof(struct sp_hdr), 64);
+		off += ALIGN(sp_hdr_slots(sub->window) * (u32)sizeof(struct sp_hdr), 64);
 	}
 	lay->size = ALIGN(off, page_size);
 }

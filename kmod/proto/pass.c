@@ -9,14 +9,14 @@
  * stops it for good (the engine keeps fault_member): what the others wrote
  * before is still delivered and acknowledged.
  */
-static int sp_pass_receive(struct sp_sg *e, const struct sp_pass_ops *o,
+static int sp_pass_receive(struct sp_sub *e, const struct sp_pass_ops *o,
 			   void *ctx)
 {
 	int ret;
 
 	if (e->fault_member >= 0)
 		return 0;
-	ret = sp_sg_receive(e);
+	ret = sp_sub_receive(e);
 	if (ret < 0) {
 		o->bad(ctx, (u32)e->fault_member, e->fault_what);
 		return 0;
@@ -27,12 +27,12 @@ static int sp_pass_receive(struct sp_sg *e, const struct sp_pass_ops *o,
 }
 
 /* Send predicate: what producers made ready, then nulls (lock held). */
-static int sp_pass_publish(struct sp_sg *e, const struct sp_pass_ops *o,
+static int sp_pass_publish(struct sp_sub *e, const struct sp_pass_ops *o,
 			   void *ctx)
 {
 	u64 msgs = e->stats.msgs_sent, nulls = e->stats.nulls_sent;
 	int taken = (int)o->take(ctx);
-	int ret = sp_sg_publish(e);
+	int ret = sp_sub_publish(e);
 
 	if (o->published && (ret > 0 || e->stats.nulls_sent != nulls))
 		o->published(ctx, ret > 0 ? (u32)ret : 0,
@@ -47,19 +47,19 @@ static int sp_pass_publish(struct sp_sg *e, const struct sp_pass_ops *o,
  * a member's send queue; with @now (the baseline) post each member's chain
  * as soon as it is queued.  Returns the writes queued.
  */
-static u32 sp_pass_queue(struct sp_sg *e, const struct sp_pass_ops *o,
+static u32 sp_pass_queue(struct sp_sub *e, const struct sp_pass_ops *o,
 			 void *ctx, bool now)
 {
 	struct sp_wr w[SP_EMIT_MAX];
 	u32 m, i, n, room, queued = 0;
 
 	for (m = 0; m < e->nmembers; m++) {
-		if (m == e->me || !sp_sg_has_output(e, m))
+		if (m == e->me || !sp_sub_has_output(e, m))
 			continue;
 		room = o->writes(ctx, m);
 		if (!room)
 			continue;
-		n = sp_sg_emit(e, m, room, o->block_ok(ctx, m), w);
+		n = sp_sub_emit(e, m, room, o->block_ok(ctx, m), w);
 		for (i = 0; i < n; i++)
 			o->queue(ctx, m, &w[i]);
 		if (now && n)
@@ -74,10 +74,10 @@ static u32 sp_pass_queue(struct sp_sg *e, const struct sp_pass_ops *o,
  * predicate takes everything there is, and the writes are queued at the
  * end, to be posted after every lock is dropped.  The baseline's
  * (SP_PASS_STEPWISE): the engine moves one message per predicate
- * (sp_sg_init() limits it), each predicate that moved posts its writes at
+ * (sp_sub_init() limits it), each predicate that moved posts its writes at
  * once, under the subgroup's lock, and one message is delivered.
  */
-static int sp_pass_step(struct sp_sg *e, const struct sp_pass_ops *o,
+static int sp_pass_step(struct sp_sub *e, const struct sp_pass_ops *o,
 			void *ctx, u32 flags)
 {
 	bool now = flags & SP_PASS_STEPWISE;
@@ -94,7 +94,7 @@ static int sp_pass_step(struct sp_sg *e, const struct sp_pass_ops *o,
 		if (now && n)
 			work += (int)sp_pass_queue(e, o, ctx, true);
 	}
-	freed = sp_sg_reclaim(e);
+	freed = sp_sub_reclaim(e);
 	o->limit(ctx);
 	o->unlock(ctx);
 	if (freed) {
@@ -116,7 +116,7 @@ static int sp_pass_step(struct sp_sg *e, const struct sp_pass_ops *o,
 }
 
 /**
- * sp_sg_pass - one subgroup's predicates, once
+ * sp_sub_pass - one subgroup's predicates, once
  * @e: engine
  * @o: transport and consumers
  * @ctx: their context
@@ -129,8 +129,8 @@ static int sp_pass_step(struct sp_sg *e, const struct sp_pass_ops *o,
  * A wedged engine delivers nothing: the trim decides what is left.
  * Return: how much moved (0: nothing to do).
  */
-int sp_sg_pass(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx,
-	       u32 flags)
+int sp_sub_pass(struct sp_sub *e, const struct sp_pass_ops *o, void *ctx,
+		u32 flags)
 {
 	int work = 0, step;
 

@@ -3,7 +3,7 @@
  * A pass of the predicate thread, in the order that ships.  The group's
  * (sp_group_pass()): the view change's step, my row, each subgroup's turn,
  * my row again, then every member's chain is posted.  A subgroup's turn
- * (sp_sg_pass()): receive, then (under the subgroup's send lock) take what
+ * (sp_sub_pass()): receive, then (under the subgroup's send lock) take what
  * producers made ready, publish and reclaim; wake the senders; deliver;
  * queue what each member lacks.  The baseline (SP_PASS_STEPWISE) runs the
  * same turn in steps of one message, each step's writes posted at once
@@ -59,7 +59,7 @@ struct sp_pass_ops {
 	void (*published)(void *ctx, u32 n, u64 msgs, u64 nulls);
 };
 
-/* sp_sg_pass() flags */
+/* sp_sub_pass() flags */
 enum sp_pass_flags {
 	SP_PASS_NO_PUBLISH = 1,		/* failed or stopping: nothing new */
 	SP_PASS_STEPWISE = 2,		/* the baseline: Derecho before Spindle */
@@ -68,8 +68,8 @@ enum sp_pass_flags {
 /* Most a stepwise turn moves before the pass goes on to the others. */
 #define SP_PASS_STEP_BUDGET	256
 
-int sp_sg_pass(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx,
-	       u32 flags);
+int sp_sub_pass(struct sp_sub *e, const struct sp_pass_ops *o, void *ctx,
+		u32 flags);
 
 /**
  * struct sp_group_ops - a group's pass, around its subgroups' turns
@@ -77,7 +77,7 @@ int sp_sg_pass(struct sp_sg *e, const struct sp_pass_ops *o, void *ctx,
  * @rows: queue my row to every member that lacks its latest
  * @engines_run: may the engines read and write (a view is installed, and
  *	the group is not between two views)
- * @turn: subgroup @s's turn (sp_sg_pass()); 0 where it has none here
+ * @turn: subgroup @s's turn (sp_sub_pass()); 0 where it has none here
  * @flush: post every member's chain
  */
 struct sp_group_ops {

@@ -68,14 +68,4 @@ static inline unsigned int sp_ring_runs(u64 pos, u32 n, u32 size,
 	return 2;
 }
 
-/*
- * sp_counter_advance_ok - may a monotonic counter move from @old to @new?
- * It must not go backwards and must not advance by more than @max_step.
- * Every counter a peer writes into our memory passes through this.
- */
-static inline bool sp_counter_advance_ok(u64 old, u64 new, u64 max_step)
-{
-	return new >= old && new - old <= max_step;
-}
-
 #endif /* SPINDLE_PROTO_RING_H */

@@ -2,23 +2,24 @@
 /* The view change state machine: see vc.h. */
 #include "vc.h"
 
-static inline u64 rd(const __le64 *f)
+/* Read a field of a row. */
+static inline u64 row_field(const __le64 *f)
 {
 	return le64_to_cpu(READ_ONCE(*f));
 }
 
 /* Write a field of my row; remember to push it. */
-static void wr(struct sp_vc *vc, __le64 *f, u64 v)
+static void set_mine(struct sp_vc *vc, __le64 *f, u64 v)
 {
-	if (rd(f) == v)
+	if (row_field(f) == v)
 		return;
 	WRITE_ONCE(*f, cpu_to_le64(v));
 	vc->row_ver++;
 }
 
-static const struct sp_row_hdr *row(const struct sp_vc *vc,
-				    const struct sp_row_hdr *mine,
-				    const struct sp_row_hdr *rows, u32 m)
+static const struct sp_row_hdr *row_of(const struct sp_vc *vc,
+				       const struct sp_row_hdr *mine,
+				       const struct sp_row_hdr *rows, u32 m)
 {
 	return m == vc->me ? mine : &rows[m];
 }
@@ -111,17 +112,17 @@ int sp_vc_row_check(const struct sp_row_hdr *old, const struct sp_row_hdr *new,
 	u32 i;
 
 	for (i = 0; i < ARRAY_SIZE(masks); i++)
-		if (rd(masks[i]) & ~conf)
+		if (row_field(masks[i]) & ~conf)
 			return -EPROTO;
-	if (rd(&new->incarnation) != rd(&old->incarnation))
+	if (row_field(&new->incarnation) != row_field(&old->incarnation))
 		return 0;
 	for (i = 0; i < ARRAY_SIZE(mono_o); i++)
-		if (rd(mono_n[i]) < rd(mono_o[i]))
+		if (row_field(mono_n[i]) < row_field(mono_o[i]))
 			return -EPROTO;
-	if (rd(&new->echo_term) < rd(&old->echo_term) &&
-	    (rd(&new->echo_view) != rd(&old->echo_view) ||
-	     rd(&new->commit_view) != rd(&new->echo_view) ||
-	     rd(&new->commit_term) != rd(&new->echo_term)))
+	if (row_field(&new->echo_term) < row_field(&old->echo_term) &&
+	    (row_field(&new->echo_view) != row_field(&old->echo_view) ||
+	     row_field(&new->commit_view) != row_field(&new->echo_view) ||
+	     row_field(&new->commit_term) != row_field(&new->echo_term)))
 		return -EPROTO;
 	return 0;
 }
@@ -134,11 +135,11 @@ static u64 sp_vc_new_term(const struct sp_vc *vc, const struct sp_row_hdr *mine,
 	u32 m;
 
 	for (m = 0; m < vc->nconf; m++) {
-		const struct sp_row_hdr *r = row(vc, mine, rows, m);
+		const struct sp_row_hdr *r = row_of(vc, mine, rows, m);
 
-		top = max_t(u64, top, rd(&r->prop_term));
-		top = max_t(u64, top, rd(&r->echo_term));
-		top = max_t(u64, top, rd(&r->commit_term));
+		top = max_t(u64, top, row_field(&r->prop_term));
+		top = max_t(u64, top, row_field(&r->echo_term));
+		top = max_t(u64, top, row_field(&r->commit_term));
 	}
 	return ((top >> 8) + 1) << 8 | vc->me;
 }
@@ -163,10 +164,10 @@ static void sp_vc_gossip(struct sp_vc *vc, const struct sp_row_hdr *rows)
 		before = s;
 		for (m = 0; m < vc->nconf; m++) {
 			if (m == vc->me || !sp_mask_has(scope & ~s, m) ||
-			    rd(&rows[m].view_id) != vc->view)
+			    row_field(&rows[m].view_id) != vc->view)
 				continue;
-			s |= rd(&rows[m].suspects) & scope;
-			j |= rd(&rows[m].joins) & ~scope;
+			s |= row_field(&rows[m].suspects) & scope;
+			j |= row_field(&rows[m].joins) & ~scope;
 		}
 	} while (s != before);
 	vc->suspects = s;
@@ -181,10 +182,10 @@ static bool sp_vc_all(const struct sp_vc *vc, const struct sp_row_hdr *mine,
 	u32 m;
 
 	for (m = 0; m < vc->nconf; m++) {
-		const struct sp_row_hdr *r = row(vc, mine, rows, m);
+		const struct sp_row_hdr *r = row_of(vc, mine, rows, m);
 
 		if (sp_mask_has(who, m) &&
-		    rd((const __le64 *)((const u8 *)r + off)) < val)
+		    row_field((const __le64 *)((const u8 *)r + off)) < val)
 			return false;
 	}
 	return true;
@@ -230,23 +231,23 @@ static int sp_vc_lead(struct sp_vc *vc, struct sp_row_hdr *mine,
 	int best = -1, ret;
 	u32 m;
 
-	if (rd(&mine->commit_view) == next ||
+	if (row_field(&mine->commit_view) == next ||
 	    !sp_vc_all(vc, mine, rows, alive, SP_ROW_OFF(wedged), vc->view))
 		return 0;
-	if (rd(&mine->prop_view) != next || vc->survivors != alive) {
+	if (row_field(&mine->prop_view) != next || vc->survivors != alive) {
 		/* a survivor holding an earlier leader's trim: the latest wins */
 		for (m = 0; m < vc->nconf; m++) {
-			const struct sp_row_hdr *r = row(vc, mine, rows, m);
+			const struct sp_row_hdr *r = row_of(vc, mine, rows, m);
 
-			if (sp_mask_has(alive, m) && rd(&r->echo_view) == next &&
-			    rd(&r->echo_term) > best_term) {
+			if (sp_mask_has(alive, m) && row_field(&r->echo_view) == next &&
+			    row_field(&r->echo_term) > best_term) {
 				best = (int)m;
-				best_term = rd(&r->echo_term);
+				best_term = row_field(&r->echo_term);
 			}
 		}
 		term = sp_vc_new_term(vc, mine, rows);
 		if (best >= 0) {
-			members = rd(&row(vc, mine, rows, best)->echo_members);
+			members = row_field(&row_of(vc, mine, rows, best)->echo_members);
 			ret = ops->adopt_trim(ctx, best, next, best_term, term);
 		} else {
 			members = alive | vc->joins;
@@ -261,26 +262,26 @@ static int sp_vc_lead(struct sp_vc *vc, struct sp_row_hdr *mine,
 		if (ret)
 			return sp_vc_fail(vc, ops, ctx, "cannot form the trim");
 		/* the trim is in my blocks: now announce it */
-		wr(vc, &mine->prop_view, next);
-		wr(vc, &mine->prop_term, term);
-		wr(vc, &mine->prop_members, members);
-		wr(vc, &mine->echo_view, next);
-		wr(vc, &mine->echo_term, term);
-		wr(vc, &mine->echo_members, members);
+		set_mine(vc, &mine->prop_view, next);
+		set_mine(vc, &mine->prop_term, term);
+		set_mine(vc, &mine->prop_members, members);
+		set_mine(vc, &mine->echo_view, next);
+		set_mine(vc, &mine->echo_term, term);
+		set_mine(vc, &mine->echo_members, members);
 		vc->survivors = alive;
 		return 1;
 	}
 	for (m = 0; m < vc->nconf; m++) {
-		const struct sp_row_hdr *r = row(vc, mine, rows, m);
+		const struct sp_row_hdr *r = row_of(vc, mine, rows, m);
 
 		if (sp_mask_has(alive, m) &&
-		    (rd(&r->echo_view) != next ||
-		     rd(&r->echo_term) != rd(&mine->prop_term)))
+		    (row_field(&r->echo_view) != next ||
+		     row_field(&r->echo_term) != row_field(&mine->prop_term)))
 			return 0;
 	}
-	wr(vc, &mine->commit_view, next);
-	wr(vc, &mine->commit_term, rd(&mine->prop_term));
-	wr(vc, &mine->commit_members, rd(&mine->prop_members));
+	set_mine(vc, &mine->commit_view, next);
+	set_mine(vc, &mine->commit_term, row_field(&mine->prop_term));
+	set_mine(vc, &mine->commit_members, row_field(&mine->prop_members));
 	return 1;
 }
 
@@ -294,34 +295,34 @@ static int sp_vc_follow(struct sp_vc *vc, struct sp_row_hdr *mine,
 	u32 m;
 
 	for (m = 0; m < vc->nconf; m++) {
-		const struct sp_row_hdr *r = row(vc, mine, rows, m);
+		const struct sp_row_hdr *r = row_of(vc, mine, rows, m);
 
-		if (m == vc->me || rd(&r->commit_view) != next)
+		if (m == vc->me || row_field(&r->commit_view) != next)
 			continue;
 		/* final: hold exactly the committed trim, then commit too */
-		term = rd(&r->commit_term);
-		if (rd(&mine->echo_term) != term || rd(&mine->echo_view) != next) {
+		term = row_field(&r->commit_term);
+		if (row_field(&mine->echo_term) != term || row_field(&mine->echo_view) != next) {
 			ret = ops->adopt_trim(ctx, m, next, term, term);
 			if (ret == -EAGAIN)
 				return 0;
 			if (ret)
 				return sp_vc_fail(vc, ops, ctx,
 						  "the committed trim is not deliverable");
-			wr(vc, &mine->echo_view, next);
-			wr(vc, &mine->echo_term, term);
-			wr(vc, &mine->echo_members, rd(&r->commit_members));
+			set_mine(vc, &mine->echo_view, next);
+			set_mine(vc, &mine->echo_term, term);
+			set_mine(vc, &mine->echo_members, row_field(&r->commit_members));
 		}
-		wr(vc, &mine->commit_view, next);
-		wr(vc, &mine->commit_term, term);
-		wr(vc, &mine->commit_members, rd(&r->commit_members));
+		set_mine(vc, &mine->commit_view, next);
+		set_mine(vc, &mine->commit_term, term);
+		set_mine(vc, &mine->commit_members, row_field(&r->commit_members));
 		return 1;
 	}
 	if (leader < 0 || (u32)leader == vc->me)
 		return 0;
-	if (rd(&rows[leader].prop_view) != next)
+	if (row_field(&rows[leader].prop_view) != next)
 		return 0;
-	term = rd(&rows[leader].prop_term);
-	if (rd(&mine->echo_view) == next && rd(&mine->echo_term) == term)
+	term = row_field(&rows[leader].prop_term);
+	if (row_field(&mine->echo_view) == next && row_field(&mine->echo_term) == term)
 		return 0;
 	ret = ops->adopt_trim(ctx, leader, next, term, term);
 	if (ret == -EAGAIN)
@@ -331,9 +332,9 @@ static int sp_vc_follow(struct sp_vc *vc, struct sp_row_hdr *mine,
 		vc->local_suspects |= 1ULL << leader;
 		return 1;
 	}
-	wr(vc, &mine->echo_view, next);
-	wr(vc, &mine->echo_term, term);
-	wr(vc, &mine->echo_members, rd(&rows[leader].prop_members));
+	set_mine(vc, &mine->echo_view, next);
+	set_mine(vc, &mine->echo_term, term);
+	set_mine(vc, &mine->echo_members, row_field(&rows[leader].prop_members));
 	return 1;
 }
 
@@ -344,20 +345,20 @@ static int sp_vc_join(struct sp_vc *vc, struct sp_row_hdr *mine,
 	u32 m;
 
 	for (m = 0; m < vc->nconf; m++) {
-		u64 cv = rd(&rows[m].commit_view);
-		sp_mask_t cm = rd(&rows[m].commit_members);
+		u64 cv = row_field(&rows[m].commit_view);
+		sp_mask_t cm = row_field(&rows[m].commit_members);
 
 		if (m == vc->me || !cv || !sp_mask_has(cm, vc->me) ||
-		    rd(&rows[m].view_id) != cv - 1)
+		    row_field(&rows[m].view_id) != cv - 1)
 			continue;
 		vc->view = cv - 1;
 		vc->next_view = cv;
 		vc->next_members = cm;
-		vc->prev_members = rd(&rows[m].view_members);
-		wr(vc, &mine->commit_view, cv);
-		wr(vc, &mine->commit_term, rd(&rows[m].commit_term));
-		wr(vc, &mine->commit_members, cm);
-		wr(vc, &mine->drained, cv);	/* it wrote nothing in the old view */
+		vc->prev_members = row_field(&rows[m].view_members);
+		set_mine(vc, &mine->commit_view, cv);
+		set_mine(vc, &mine->commit_term, row_field(&rows[m].commit_term));
+		set_mine(vc, &mine->commit_members, cm);
+		set_mine(vc, &mine->drained, cv);	/* it wrote nothing in the old view */
 		vc->phase = SP_VC_DRAINED;
 		return 1;
 	}
@@ -400,8 +401,8 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 	}
 	/* suspicions travel in every phase: a member may die mid-change */
 	sp_vc_gossip(vc, rows);
-	wr(vc, &mine->suspects, vc->suspects);
-	wr(vc, &mine->joins, vc->joins);
+	set_mine(vc, &mine->suspects, vc->suspects);
+	set_mine(vc, &mine->joins, vc->joins);
 	switch (vc->phase) {
 	case SP_VC_NORMAL:
 	case SP_VC_WEDGED:
@@ -410,7 +411,7 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 				return 0;
 			vc->phase = SP_VC_WEDGED;
 			ops->wedge(ctx);
-			wr(vc, &mine->wedged, vc->view);
+			set_mine(vc, &mine->wedged, vc->view);
 			if (sp_vc_hold(ops, ctx, SP_VC_WEDGED))
 				return 1;
 			work = 1;
@@ -425,10 +426,10 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 		if (vc->phase == SP_VC_FAILED)
 			return 1;
 		work |= sp_vc_follow(vc, mine, rows, ops, ctx, leader);
-		if (rd(&mine->commit_view) != vc->view + 1 || vc->phase == SP_VC_FAILED)
+		if (row_field(&mine->commit_view) != vc->view + 1 || vc->phase == SP_VC_FAILED)
 			return work;
 		vc->next_view = vc->view + 1;
-		vc->next_members = rd(&mine->commit_members);
+		vc->next_members = row_field(&mine->commit_members);
 		vc->prev_members = vc->members;
 		vc->phase = SP_VC_COMMITTED;
 		if (sp_vc_hold(ops, ctx, SP_VC_COMMITTED))
@@ -442,7 +443,7 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 			return sp_vc_fail(vc, ops, ctx, "taken out of the group");
 		if (!ops->drain(ctx, vc->next_members))
 			return 1;
-		wr(vc, &mine->drained, vc->next_view);
+		set_mine(vc, &mine->drained, vc->next_view);
 		vc->phase = SP_VC_DRAINED;
 		if (sp_vc_hold(ops, ctx, SP_VC_DRAINED))
 			return 1;
@@ -454,7 +455,7 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 		ret = ops->reset(ctx, vc->next_view, vc->next_members);
 		if (ret == -EAGAIN)
 			return 1;
-		wr(vc, &mine->ready, vc->next_view);
+		set_mine(vc, &mine->ready, vc->next_view);
 		vc->phase = SP_VC_READY;
 		if (sp_vc_hold(ops, ctx, SP_VC_READY))
 			return 1;
@@ -476,10 +477,10 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 		vc->joins = 0;
 		vc->survivors = 0;
 		vc->local_joins &= ~vc->members;
-		wr(vc, &mine->view_id, vc->view);
-		wr(vc, &mine->view_members, vc->members);
-		wr(vc, &mine->suspects, vc->suspects);
-		wr(vc, &mine->joins, 0);
+		set_mine(vc, &mine->view_id, vc->view);
+		set_mine(vc, &mine->view_members, vc->members);
+		set_mine(vc, &mine->suspects, vc->suspects);
+		set_mine(vc, &mine->joins, 0);
 		vc->phase = SP_VC_NORMAL;
 		/* the waits skipped them: they may still be in the old view */
 		fenced = vc->members & (vc->suspects | vc->local_suspects);

@@ -48,8 +48,8 @@ void sp_view_config(const struct sp_group_cfg *cfg, sp_mask_t members,
 
 	*out = *cfg;
 	for (s = 0; s < cfg->nsubgroups; s++) {
-		const struct sp_sg_cfg *in = &cfg->subgroups[s];
-		struct sp_sg_cfg *o = &out->subgroups[s];
+		const struct sp_sub_cfg *in = &cfg->subgroups[s];
+		struct sp_sub_cfg *o = &out->subgroups[s];
 
 		memset(o->members, 0, sizeof(o->members));
 		memset(o->senders, 0, sizeof(o->senders));
@@ -59,8 +59,8 @@ void sp_view_config(const struct sp_group_cfg *cfg, sp_mask_t members,
 }
 
 /**
- * sp_sg_deliver_trim - deliver what is left of a view, up to the trim
- * @sg: engine state of the view that ends (wedged: nothing more published)
+ * sp_sub_deliver_trim - deliver what is left of a view, up to the trim
+ * @sub: engine state of the view that ends (wedged: nothing more published)
  * @trim: per sender rank, the messages every survivor has; each at most
  *	what this node received (the caller checked)
  * @out: descriptors of the data messages delivered
@@ -71,48 +71,48 @@ void sp_view_config(const struct sp_group_cfg *cfg, sp_mask_t members,
  * Unordered mode delivers each sender's messages up to its trim.  Call
  * until it returns 0.  Return: descriptors written.
  */
-u32 sp_sg_deliver_trim(struct sp_sg *sg, const u64 *trim, struct sp_desc *out,
-		       u32 max)
+u32 sp_sub_deliver_trim(struct sp_sub *sub, const u64 *trim, struct sp_desc *out,
+			u32 max)
 {
-	u32 room = sg->log_size - (u32)(sg->dl_descs - sg->rel_descs);
+	u32 room = sub->log_size - (u32)(sub->dl_descs - sub->rel_descs);
 	struct sp_desc d;
 	u32 n = 0, r, left;
 
 	if (max > room)
 		max = room;
-	if (sg->mode == SP_MODE_ORDERED) {
+	if (sub->mode == SP_MODE_ORDERED) {
 		for (;;) {
-			for (left = 0, r = 0; r < sg->nsenders; r++)
-				left += sg->rx[r].dl_idx < trim[r];
+			for (left = 0, r = 0; r < sub->nsenders; r++)
+				left += sub->rx[r].dl_idx < trim[r];
 			if (!left)
 				break;
-			r = sg->dl_rank;
-			if (sg->rx[r].dl_idx < trim[r]) {
-				if (n == max && sp_sg_next_is_data(sg, r))
+			r = sub->dl_rank;
+			if (sub->rx[r].dl_idx < trim[r]) {
+				if (n == max && sp_sub_next_is_data(sub, r))
 					break;
-				if (sp_sg_step(sg, r, &d)) {
-					d.seq = sg->dl_seq;
-					sp_sg_log(sg, &d);
+				if (sp_sub_step(sub, r, &d)) {
+					d.seq = sub->dl_seq;
+					sp_sub_log(sub, &d);
 					out[n++] = d;
 				}
 			}
-			sg->dl_seq++;
-			if (++sg->dl_rank == sg->nsenders)
-				sg->dl_rank = 0;
+			sub->dl_seq++;
+			if (++sub->dl_rank == sub->nsenders)
+				sub->dl_rank = 0;
 		}
 	} else {
-		for (r = 0; r < sg->nsenders; r++) {
-			while (sg->rx[r].dl_idx < trim[r]) {
-				if (n == max && sp_sg_next_is_data(sg, r))
+		for (r = 0; r < sub->nsenders; r++) {
+			while (sub->rx[r].dl_idx < trim[r]) {
+				if (n == max && sp_sub_next_is_data(sub, r))
 					break;
-				if (sp_sg_step(sg, r, &d)) {
-					d.seq = sp_seq(r, d.index, sg->nsenders);
-					sp_sg_log(sg, &d);
+				if (sp_sub_step(sub, r, &d)) {
+					d.seq = sp_seq(r, d.index, sub->nsenders);
+					sp_sub_log(sub, &d);
 					out[n++] = d;
 				}
 			}
 		}
 	}
-	sg->stats.msgs_delivered += n;
+	sub->stats.msgs_delivered += n;
 	return n;
 }

@@ -79,7 +79,7 @@ static inline void sp_trim_merge(u64 *trim, const u64 *received, u32 nsenders)
 			trim[r] = received[r];
 }
 
-u32 sp_sg_deliver_trim(struct sp_sg *sg, const u64 *trim, struct sp_desc *out,
-		       u32 max);
+u32 sp_sub_deliver_trim(struct sp_sub *sub, const u64 *trim, struct sp_desc *out,
+			u32 max);
 
 #endif /* SPINDLE_PROTO_VIEW_H */

@@ -49,10 +49,10 @@ static ulong errors;
 module_param(errors, ulong, 0444);
 MODULE_PARM_DESC(errors, "delivered messages that failed a check");
 
-static struct spindle_sg *sg;
+static struct spindle_subgroup *sub;
 static struct spindle_consumer *cons;
 static struct task_struct *sender;
-static struct spindle_sg_attr attr;
+static struct spindle_subgroup_attr attr;
 static u64 next_k[SPINDLE_MAX_MEMBERS];
 static u64 last_seq;
 
@@ -110,7 +110,7 @@ static void sample_kick(struct timer_list *t)
 	int n = atomic_xchg(&to_release, 0);
 
 	for (; marked < end; marked++)
-		if (spindle_mark_ready(sg, first_pos + marked, size))
+		if (spindle_mark_ready(sub, first_pos + marked, size))
 			atomic_inc(&mark_errors);
 	if (n)
 		spindle_release(cons, n);
@@ -130,7 +130,7 @@ static int sample_send(void *unused)
 		int n, i;
 		u32 j;
 
-		n = spindle_reserve(sg, min_t(u64, count - k, attr.window), &first,
+		n = spindle_reserve(sub, min_t(u64, count - k, attr.window), &first,
 				    msecs_to_jiffies(1000));
 		if (n == -ETIMEDOUT || n == -EAGAIN || n == -ERESTARTSYS)
 			continue;
@@ -145,14 +145,14 @@ static int sample_send(void *unused)
 			break;
 		}
 		for (i = 0; i < n; i++, k++) {
-			u8 *p = spindle_slot(sg, first + i);
+			u8 *p = spindle_slot(sub, first + i);
 
 			for (j = 0; j < size; j++)
 				p[j] = sample_byte(attr.my_rank, k, j);
 			if (softirq) {
 				/* the timer marks it: the slot is written first */
 				atomic64_set_release(&filled, k + 1);
-			} else if (spindle_mark_ready(sg, first + i, size)) {
+			} else if (spindle_mark_ready(sub, first + i, size)) {
 				pr_warn("mark_ready failed\n");
 				goto out;
 			}
@@ -167,19 +167,19 @@ out:
 
 static int __init sample_init(void)
 {
-	sg = spindle_sg_get(group, subgroup);
-	if (!sg) {
+	sub = spindle_subgroup_get(group, subgroup);
+	if (!sub) {
 		pr_err("no subgroup %u of group %u on this node\n", subgroup, group);
 		return -ENODEV;
 	}
-	spindle_sg_attr(sg, &attr);
+	spindle_subgroup_attr(sub, &attr);
 	if (!size || size > attr.max_msg) {
-		spindle_sg_put(sg);
+		spindle_subgroup_put(sub);
 		return -EINVAL;
 	}
-	cons = spindle_attach(sg, &sample_ops, NULL);
+	cons = spindle_attach(sub, &sample_ops, NULL);
 	if (IS_ERR(cons)) {
-		spindle_sg_put(sg);
+		spindle_subgroup_put(sub);
 		return PTR_ERR(cons);
 	}
 	if (softirq) {
@@ -192,7 +192,7 @@ static int __init sample_init(void)
 			if (softirq)
 				del_timer_sync(&kick);
 			spindle_detach(cons);
-			spindle_sg_put(sg);
+			spindle_subgroup_put(sub);
 			return PTR_ERR(sender);
 		}
 	}
@@ -212,7 +212,7 @@ static void __exit sample_exit(void)
 			pr_warn("%d slots not marked ready\n", atomic_read(&mark_errors));
 	}
 	spindle_detach(cons);
-	spindle_sg_put(sg);
+	spindle_subgroup_put(sub);
 	pr_info("sent %lu, delivered %lu, errors %lu\n", sent, delivered, errors);
 }
 

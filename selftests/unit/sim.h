@@ -54,7 +54,7 @@ struct sim_rec {		/* one delivered message, or a view record */
 };
 
 struct sim_node {
-	struct sp_sg sg;
+	struct sp_sub sub;
 	struct sp_block *blocks[SIM_MAX_NODES];	/* by node */
 	struct sp_hdr *hdrs[SIM_MAX_NODES];	/* by node */
 	u8 *pay[SIM_MAX_NODES];			/* by node */
@@ -145,24 +145,24 @@ static inline int sim_check(const u8 *p, u32 len, u32 node, u32 *tag)
 static inline int sim_engine(struct sim *s, u32 i, sp_mask_t members)
 {
 	struct sim_node *nd = &s->node[i];
-	struct sp_sg *sg = &nd->sg;
+	struct sp_sub *sub = &nd->sub;
 	struct sp_group_cfg v;
-	const struct sp_sg_cfg *c;
+	const struct sp_sub_cfg *c;
 	u32 k;
 
 	sp_view_config(&s->cfg, members, &v);
 	v.self_id = i;
 	c = &v.subgroups[0];
-	sp_sg_destroy(sg);
-	if (sp_sg_init(sg, &v, 0))
+	sp_sub_destroy(sub);
+	if (sp_sub_init(sub, &v, 0))
 		return -1;
 	for (k = 0; k < c->nmembers; k++) {
 		nd->pos_node[k] = c->members[k];
-		sg->blocks[k] = nd->blocks[c->members[k]];
+		sub->blocks[k] = nd->blocks[c->members[k]];
 	}
 	for (k = 0; k < c->nsenders; k++) {
 		nd->rank_node[k] = c->senders[k];
-		sg->hdrs[k] = nd->hdrs[c->senders[k]];
+		sub->hdrs[k] = nd->hdrs[c->senders[k]];
 	}
 	return 0;
 }
@@ -252,7 +252,7 @@ static inline void sim_free(struct sim *s)
 			free(nd->pay[r]);
 		}
 		free(nd->log);
-		sp_sg_destroy(&nd->sg);
+		sp_sub_destroy(&nd->sub);
 	}
 	for (a = 0; a < s->n; a++)
 		for (b = 0; b < s->n; b++)
@@ -323,10 +323,10 @@ static inline void sim_exec(struct sim *s, u32 a, u32 b)
 static inline void sim_produce(struct sim *s, u32 i)
 {
 	struct sim_node *nd = &s->node[i];
-	struct sp_sg *sg = &nd->sg;
+	struct sp_sub *sub = &nd->sub;
 	u32 k;
 
-	if (sg->my_rank < 0 || nd->failed || (s->views && nd->vc.phase != SP_VC_NORMAL))
+	if (sub->my_rank < 0 || nd->failed || (s->views && nd->vc.phase != SP_VC_NORMAL))
 		return;
 	if (nd->stall) {
 		nd->stall--;
@@ -335,20 +335,20 @@ static inline void sim_produce(struct sim *s, u32 i)
 	if (nd->pending_n) {	/* finish what was reserved last round */
 		for (k = 0; k < nd->pending_n; k++) {
 			u64 pos = nd->pending_first + k;
-			u8 *slot = nd->pay[i] + sp_sg_payload_offset(sg, pos);
+			u8 *slot = nd->pay[i] + sp_sub_payload_offset(sub, pos);
 
 			if (s->void_pct && (int)sim_below(s, 100) < s->void_pct) {
-				if (sp_sg_void(sg, pos))
+				if (sp_sub_void(sub, pos))
 					abort();
 				nd->voids++;
 				nd->to_send++;	/* still owes a real message */
 				continue;
 			}
 			{
-				u32 len = 4 + sim_below(s, sg->max_msg - 3);
+				u32 len = 4 + sim_below(s, sub->max_msg - 3);
 
 				sim_fill(slot, len, i, nd->tag++);
-				if (sp_sg_mark_ready(sg, pos, len))
+				if (sp_sub_mark_ready(sub, pos, len))
 					abort();
 			}
 		}
@@ -359,7 +359,7 @@ static inline void sim_produce(struct sim *s, u32 i)
 
 		if (want > nd->to_send)
 			want = (u32)nd->to_send;
-		nd->pending_n = sp_sg_reserve(sg, want, &nd->pending_first);
+		nd->pending_n = sp_sub_reserve(sub, want, &nd->pending_first);
 		nd->to_send -= nd->pending_n;
 	}
 }
@@ -373,7 +373,7 @@ static inline int sim_record(struct sim *s, u32 i, const struct sp_desc *d, u32 
 	for (k = 0; k < n; k++) {
 		struct sim_rec *rec;
 		u32 sender = nd->rank_node[d[k].rank];
-		const u8 *p = nd->pay[sender] + sp_sg_payload_offset(&nd->sg, d[k].pay_pos);
+		const u8 *p = nd->pay[sender] + sp_sub_payload_offset(&nd->sub, d[k].pay_pos);
 
 		if (nd->nlog == nd->caplog) {
 			nd->caplog *= 2;
@@ -428,22 +428,22 @@ static inline u32 sim_turn_deliver(void *ctx, u32 max)
 {
 	struct sim_turn *t = ctx;
 	struct sim_node *nd = &t->s->node[t->i];
-	struct sp_sg *sg = &nd->sg;
-	u64 before = sg->rel_descs;
+	struct sp_sub *sub = &nd->sub;
+	u64 before = sub->rel_descs;
 	struct sp_desc d[64];
 	u32 n, total = 0;
 
 	if (!nd->lazy || sim_below(t->s, 4) == 0) {
-		nd->released = sg->dl_descs;
-		sp_sg_release(sg, nd->released);
+		nd->released = sub->dl_descs;
+		sp_sub_release(sub, nd->released);
 	}
 	do {
-		n = sp_sg_deliver(sg, d, max - total < 64 ? max - total : 64);
+		n = sp_sub_deliver(sub, d, max - total < 64 ? max - total : 64);
 		if (sim_record(t->s, t->i, d, n))
 			return total;
 		total += n;
 	} while (n == 64 && total < max);
-	return total + (sg->rel_descs != before);
+	return total + (sub->rel_descs != before);
 }
 
 /* whole writes the queue to @m's node takes: 1..max_room, at random */
@@ -475,7 +475,7 @@ static inline void sim_turn_queue(void *ctx, u32 m, const struct sp_wr *w)
 	struct sim_node *nd = &t->s->node[t->i];
 
 	sim_post(t->s, t->i, nd->pos_node[m], (int)w->kind, w->offset, w->len,
-		 w->kind == SP_WR_BLOCK ? (void *)nd->sg.blocks[nd->sg.me] : NULL);
+		 w->kind == SP_WR_BLOCK ? (void *)nd->sub.blocks[nd->sub.me] : NULL);
 }
 
 /* a write is in its queue as soon as queued: nothing to post */
@@ -489,18 +489,18 @@ static inline void sim_turn_bad(void *ctx, u32 m, const char *what)
 {
 	struct sim_turn *t = ctx;
 	struct sim_node *nd = &t->s->node[t->i];
-	struct sp_sg *sg = &nd->sg;
+	struct sp_sub *sub = &nd->sub;
 	u32 r;
 
 	fprintf(stderr, "node %u: rejected a write of node %u: %s\n", t->i,
 		nd->pos_node[m], what);
 	if (getenv("SIM_TRACE"))
-		for (r = 0; r < sg->nsenders; r++)
+		for (r = 0; r < sub->nsenders; r++)
 			fprintf(stderr, "  rank %u (node %u): hdr_pub %llu seen %llu dl_hdr %llu (view %llu phase %d)\n",
 				r, nd->rank_node[r],
-				(unsigned long long)le64_to_cpu(sg->blocks[simvc_pos(nd, nd->rank_node[r])]->hdr_pub),
-				(unsigned long long)sg->rx[r].hdr_seen,
-				(unsigned long long)sg->rx[r].dl_hdr,
+				(unsigned long long)le64_to_cpu(sub->blocks[simvc_pos(nd, nd->rank_node[r])]->hdr_pub),
+				(unsigned long long)sub->rx[r].hdr_seen,
+				(unsigned long long)sub->rx[r].dl_hdr,
 				(unsigned long long)nd->vc.view, nd->vc.phase);
 	t->s->fault = -EPROTO;
 }
@@ -545,14 +545,14 @@ static inline bool sim_group_engines_run(void *ctx)
 	       ph == SP_VC_COMMITTED;
 }
 
-static inline int sim_group_turn(void *ctx, u32 sg)
+static inline int sim_group_turn(void *ctx, u32 sub)
 {
 	struct sim_turn *t = ctx;
 
-	(void)sg;	/* one subgroup */
-	return sp_sg_pass(&t->s->node[t->i].sg, &sim_turn_ops, t,
-			  t->s->cfg.flags & SP_GROUP_BASELINE ?
-			  SP_PASS_STEPWISE : 0);
+	(void)sub;	/* one subgroup */
+	return sp_sub_pass(&t->s->node[t->i].sub, &sim_turn_ops, t,
+			   t->s->cfg.flags & SP_GROUP_BASELINE ?
+			   SP_PASS_STEPWISE : 0);
 }
 
 /* writes are in their queues as soon as queued: nothing to post */

@@ -15,14 +15,14 @@ static struct simvc_ctx {
 #define SIMVC(c) struct sim *s = ((struct simvc_ctx *)(c))->s; \
 	u32 i = ((struct simvc_ctx *)(c))->i; \
 	struct sim_node *nd = &s->node[i]; \
-	struct sp_sg *sg = &nd->sg
+	struct sp_sub *sub = &nd->sub
 
 /* the engine's member position of node @node, or -1 */
 static inline int simvc_pos(struct sim_node *nd, u32 node)
 {
 	u32 p;
 
-	for (p = 0; p < nd->sg.nmembers; p++)
+	for (p = 0; p < nd->sub.nmembers; p++)
 		if (nd->pos_node[p] == node)
 			return (int)p;
 	return -1;
@@ -34,7 +34,7 @@ static void simvc_wedge(void *c)
 
 	(void)s;
 	(void)i;
-	sg->wedged = true;
+	sub->wedged = true;
 }
 
 /*
@@ -56,16 +56,16 @@ static int simvc_propose(void *c, sp_mask_t survivors, u64 view, u64 term)
 
 	(void)s;
 	(void)i;
-	for (p = 0; p < sg->nsenders; p++)
+	for (p = 0; p < sub->nsenders; p++)
 		trim[p] = ~0ULL;
-	for (p = 0; p < sg->nmembers; p++) {
+	for (p = 0; p < sub->nmembers; p++) {
 		if (!sp_mask_has(survivors, nd->pos_node[p]))
 			continue;
-		for (r = 0; r < sg->nsenders; r++)
-			rcv[r] = le64_to_cpu(sg->blocks[p]->v[r]);
-		sp_trim_merge(trim, rcv, sg->nsenders);
+		for (r = 0; r < sub->nsenders; r++)
+			rcv[r] = le64_to_cpu(sub->blocks[p]->v[r]);
+		sp_trim_merge(trim, rcv, sub->nsenders);
 	}
-	sp_sg_set_trim(sg, view, term, trim);
+	sp_sub_set_trim(sub, view, term, trim);
 	return 0;
 }
 
@@ -80,7 +80,7 @@ static int simvc_adopt(void *c, u32 from, u64 view, u64 term, u64 my_term)
 	p = simvc_pos(nd, from);
 	if (p < 0)
 		return -EPROTO;
-	ret = sp_sg_read_trim(sg, (u32)p, view, term, trim);
+	ret = sp_sub_read_trim(sub, (u32)p, view, term, trim);
 	if (getenv("SIM_TRACE"))
 		fprintf(stderr, "node %u adopts from %u view %llu term %llu as %llu: %d (%llu %llu %llu %llu %llu)\n",
 			i, from, (unsigned long long)view, (unsigned long long)term,
@@ -89,7 +89,7 @@ static int simvc_adopt(void *c, u32 from, u64 view, u64 term, u64 my_term)
 			(unsigned long long)trim[3], (unsigned long long)trim[4]);
 	if (ret)
 		return ret;
-	sp_sg_set_trim(sg, view, my_term, trim);
+	sp_sub_set_trim(sub, view, my_term, trim);
 	return 0;
 }
 
@@ -118,7 +118,7 @@ static int simvc_apply(void *c, u64 view, sp_mask_t members)
 
 	if (nd->view_logged == (int)view)
 		return 0;
-	if (sp_sg_read_trim(sg, sg->me, view, le64_to_cpu(nd->rows[i].echo_term), trim)) {
+	if (sp_sub_read_trim(sub, sub->me, view, le64_to_cpu(nd->rows[i].echo_term), trim)) {
 		fprintf(stderr, "node %u: no trim of its own to apply\n", i);
 		s->fault = -EPROTO;
 		return 0;
@@ -131,11 +131,11 @@ static int simvc_apply(void *c, u64 view, sp_mask_t members)
 			(unsigned long long)trim[2], (unsigned long long)trim[3],
 			(unsigned long long)trim[4], (unsigned long long)members);
 	do {
-		n = sp_sg_deliver_trim(sg, trim, d, 64);
+		n = sp_sub_deliver_trim(sub, trim, d, 64);
 		if (sim_record(s, i, d, n))
 			return 0;
-		nd->released = sg->dl_descs;
-		sp_sg_release(sg, nd->released);
+		nd->released = sub->dl_descs;
+		sp_sub_release(sub, nd->released);
 	} while (n);
 	simvc_log_view(nd, view, members);
 	return 0;
@@ -151,7 +151,7 @@ static bool simvc_drain(void *c, sp_mask_t next)
 		int p = simvc_pos(nd, b);
 
 		if (b != i && p >= 0 && sp_mask_has(next, b) && !s->node[b].dead &&
-		    sp_sg_has_output(sg, (u32)p))
+		    sp_sub_has_output(sub, (u32)p))
 			return false;	/* still to write */
 
 		if (!sim_qlen(s, i, b))
@@ -171,7 +171,7 @@ static int simvc_reset(void *c, u64 view, sp_mask_t members)
 	SIMVC(c);
 
 	(void)view;
-	if (sg->dl_descs != sg->rel_descs)
+	if (sub->dl_descs != sub->rel_descs)
 		return -EAGAIN;
 	nd->to_send += nd->pending_n;	/* reserved, never marked: redo */
 	nd->pending_n = 0;
@@ -188,7 +188,7 @@ static void simvc_fence(void *c, sp_mask_t fenced)
 	u32 x;
 	SIMVC(c);
 
-	(void)sg;
+	(void)sub;
 	for (x = 0; x < s->n; x++) {
 		struct sim_q *q = &s->q[i][x];
 
@@ -212,7 +212,7 @@ static void simvc_install(void *c, u64 view, sp_mask_t members)
 	SIMVC(c);
 
 	(void)s;
-	(void)sg;
+	(void)sub;
 	if (nd->view_logged != (int)view)
 		simvc_log_view(nd, view, members);
 }
@@ -222,7 +222,7 @@ static void simvc_fail(void *c, const char *why)
 	SIMVC(c);
 
 	(void)s;
-	(void)sg;
+	(void)sub;
 	(void)why;
 	nd->failed = 1;
 	(void)i;
@@ -274,9 +274,9 @@ static inline int sim_vc_push(struct sim *s, u32 i)
 		return 0;
 	/* a drained or joining engine has nothing more to write */
 	for (m = 0; nd->vc.phase != SP_VC_DRAINED &&
-	     nd->vc.phase != SP_VC_JOINING && m < nd->sg.nmembers; m++)
-		if (m != nd->sg.me && !s->node[nd->pos_node[m]].dead &&
-		    sp_sg_has_output(&nd->sg, m))
+	     nd->vc.phase != SP_VC_JOINING && m < nd->sub.nmembers; m++)
+		if (m != nd->sub.me && !s->node[nd->pos_node[m]].dead &&
+		    sp_sub_has_output(&nd->sub, m))
 			return 0;
 	for (b = 0; b < s->n; b++)
 		if (b != i && !s->node[b].dead)
@@ -302,8 +302,8 @@ static inline void sim_restart(struct sim *s, u32 k)
 	nd->pending_n = 0;
 	nd->view_logged = 0;
 	/* a new incarnation holds nothing its old one was handed */
-	nd->released = nd->sg.dl_descs;
-	sp_sg_release(&nd->sg, nd->released);
+	nd->released = nd->sub.dl_descs;
+	sp_sub_release(&nd->sub, nd->released);
 	memset(nd->rows, 0, sizeof(nd->rows));
 	sim_wipe(s, k);
 	sp_vc_init_joining(&nd->vc, k, s->n);

@@ -19,7 +19,7 @@ static u32 rank_of(const struct sim_node *nd, u32 n)
 {
 	u32 r;
 
-	for (r = 0; r < nd->sg.nsenders; r++)
+	for (r = 0; r < nd->sub.nsenders; r++)
 		if (nd->rank_node[r] == n)
 			return r;
 	return ~0U;
@@ -43,7 +43,7 @@ static int check_fifo(struct sim *s, u32 node, const u64 *expect, struct kt *_t)
 		}
 		next[rec->rank]++;
 	}
-	for (r = 0; r < nd->sg.nsenders; r++)
+	for (r = 0; r < nd->sub.nsenders; r++)
 		if (next[nd->rank_node[r]] != expect[r]) {
 			TH_LOG("node %u: rank %u delivered %u of %llu", node, r,
 			       next[nd->rank_node[r]], (unsigned long long)expect[r]);
@@ -63,7 +63,7 @@ static int check_total_order(struct sim *s, struct kt *_t)
 	for (k = 0; k < n0->nlog; k++) {
 		const struct sim_rec *rec = &n0->log[k];
 
-		if (rec->seq != sp_seq(rank_of(n0, rec->rank), rec->index, n0->sg.nsenders) ||
+		if (rec->seq != sp_seq(rank_of(n0, rec->rank), rec->index, n0->sub.nsenders) ||
 		    (k && rec->seq <= n0->log[k - 1].seq)) {
 			TH_LOG("node 0: entry %llu breaks round-robin order",
 			       (unsigned long long)k);
@@ -117,7 +117,7 @@ static int run_stream(struct kt *_t, u32 n, const u32 *senders, u32 ns, u32 mode
 	if (rounds < 0) {
 		TH_LOG("seed %llu: engine fault %ld (member %d: %s)",
 		       (unsigned long long)seed, rounds,
-		       s.node[0].sg.fault_member, s.node[0].sg.fault_what);
+		       s.node[0].sub.fault_member, s.node[0].sub.fault_what);
 		goto out;
 	}
 	for (i = 0; i < n; i++)
@@ -230,7 +230,7 @@ TEST(stalled_sender_does_not_stall_others)
 		want = s.node[i].nlog;
 		EXPECT_EQ(want, 400);
 	}
-	EXPECT_GT(s.node[1].sg.stats.nulls_sent, 100);
+	EXPECT_GT(s.node[1].sub.stats.nulls_sent, 100);
 	sim_free(&s);
 }
 
@@ -247,13 +247,13 @@ TEST(quiescent_when_senders_stop)
 	ASSERT_GE(sim_run(&s, 100000), 0);
 	for (i = 0; i < 3; i++) {
 		writes[i] = s.node[i].writes;
-		nulls[i] = s.node[i].sg.stats.nulls_sent;
+		nulls[i] = s.node[i].sub.stats.nulls_sent;
 		EXPECT_EQ(s.node[i].nlog, 137);
 	}
 	sim_run(&s, 500);
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(s.node[i].writes, writes[i]);
-		EXPECT_EQ(s.node[i].sg.stats.nulls_sent, nulls[i]);
+		EXPECT_EQ(s.node[i].sub.stats.nulls_sent, nulls[i]);
 	}
 	/* and a burst later is delivered */
 	s.node[1].to_send = 5;
@@ -277,8 +277,8 @@ TEST(batches_and_null_runs)
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(s.node[i].nlog, 3000);
 	/* one sender: others owe nulls, sent as runs of more than one */
-	EXPECT_GT(s.node[1].sg.stats.nulls_sent, 2 * s.node[1].sg.stats.null_hdrs);
-	EXPECT_LT(s.node[0].sg.stats.publish_batches, 3000 / 4);
+	EXPECT_GT(s.node[1].sub.stats.nulls_sent, 2 * s.node[1].sub.stats.null_hdrs);
+	EXPECT_LT(s.node[0].sub.stats.publish_batches, 3000 / 4);
 	/*
 	 * Sending each message on its own costs 3 writes per peer (payload,
 	 * header, counter): 6 per message here.  Batched, under one.
@@ -304,14 +304,14 @@ TEST(hostile_header_length_over_max)
 
 	hostile_setup(&s, _t);
 	/* node 1 publishes a header claiming more than max_msg */
-	v->hdrs[1][3 % v->sg.hdr_slots].len = cpu_to_le32(33);
-	v->hdrs[1][3 % v->sg.hdr_slots].kind = cpu_to_le16(SP_HDR_DATA);
+	v->hdrs[1][3 % v->sub.hdr_slots].len = cpu_to_le32(33);
+	v->hdrs[1][3 % v->sub.hdr_slots].kind = cpu_to_le16(SP_HDR_DATA);
 	v->blocks[1]->hdr_pub = cpu_to_le64(4);
-	EXPECT_EQ(sp_sg_receive(&v->sg), -EPROTO);
-	EXPECT_EQ(v->sg.fault_member, 1);
+	EXPECT_EQ(sp_sub_receive(&v->sub), -EPROTO);
+	EXPECT_EQ(v->sub.fault_member, 1);
 	EXPECT_EQ(v->nlog, 3);
 	/* and it stays faulty */
-	EXPECT_EQ(sp_sg_receive(&v->sg), -EPROTO);
+	EXPECT_EQ(sp_sub_receive(&v->sub), -EPROTO);
 	sim_free(&s);
 }
 
@@ -325,8 +325,8 @@ TEST(hostile_null_count_over_window)
 	v->hdrs[1][3].count = cpu_to_le16(5);
 	v->hdrs[1][3].len = 0;
 	v->blocks[1]->hdr_pub = cpu_to_le64(4);
-	EXPECT_EQ(sp_sg_receive(&v->sg), -EPROTO);
-	EXPECT_EQ(v->sg.fault_member, 1);
+	EXPECT_EQ(sp_sub_receive(&v->sub), -EPROTO);
+	EXPECT_EQ(v->sub.fault_member, 1);
 	sim_free(&s);
 }
 
@@ -338,7 +338,7 @@ TEST(hostile_unknown_header_kind)
 	hostile_setup(&s, _t);
 	v->hdrs[1][3].kind = cpu_to_le16(9);
 	v->blocks[1]->hdr_pub = cpu_to_le64(4);
-	EXPECT_EQ(sp_sg_receive(&v->sg), -EPROTO);
+	EXPECT_EQ(sp_sub_receive(&v->sub), -EPROTO);
 	sim_free(&s);
 }
 
@@ -348,22 +348,22 @@ TEST(hostile_counters_backwards_or_jumping)
 
 	hostile_setup(&s, _t);
 	s.node[0].blocks[1]->hdr_pub = cpu_to_le64(1);		/* was 3 */
-	EXPECT_EQ(sp_sg_receive(&s.node[0].sg), -EPROTO);
+	EXPECT_EQ(sp_sub_receive(&s.node[0].sub), -EPROTO);
 	s.node[2].blocks[1]->hdr_pub = cpu_to_le64(3 + (1ULL << 63));
-	EXPECT_EQ(sp_sg_receive(&s.node[2].sg), -EPROTO);
-	EXPECT_EQ(s.node[2].sg.fault_member, 1);
+	EXPECT_EQ(sp_sub_receive(&s.node[2].sub), -EPROTO);
+	EXPECT_EQ(s.node[2].sub.fault_member, 1);
 	sim_free(&s);
 
 	hostile_setup(&s, _t);
 	/* more headers than the ring can hold without overwriting undelivered ones */
 	s.node[0].blocks[1]->hdr_pub = cpu_to_le64(3 + 2 * 4 + 1);
-	EXPECT_EQ(sp_sg_receive(&s.node[0].sg), -EPROTO);
+	EXPECT_EQ(sp_sub_receive(&s.node[0].sub), -EPROTO);
 	sim_free(&s);
 
 	hostile_setup(&s, _t);
 	s.node[0].blocks[2]->recv_seq = 0;			/* was > 0 */
-	EXPECT_EQ(sp_sg_receive(&s.node[0].sg), -EPROTO);
-	EXPECT_EQ(s.node[0].sg.fault_member, 2);
+	EXPECT_EQ(sp_sub_receive(&s.node[0].sub), -EPROTO);
+	EXPECT_EQ(s.node[0].sub.fault_member, 2);
 	sim_free(&s);
 }
 
@@ -376,58 +376,58 @@ TEST(hostile_release_of_unsent_messages)
 	/* node 0 claims to have released more of node 1's messages than exist */
 	rel = &s.node[1].blocks[0]->v[3 + 1];
 	*rel = cpu_to_le64(1000);
-	EXPECT_EQ(sp_sg_receive(&s.node[1].sg), -EPROTO);
-	EXPECT_EQ(s.node[1].sg.fault_member, 0);
+	EXPECT_EQ(sp_sub_receive(&s.node[1].sub), -EPROTO);
+	EXPECT_EQ(s.node[1].sub.fault_member, 0);
 	sim_free(&s);
 }
 
 TEST(producer_misuse_rejected)
 {
 	static struct sim s;
-	struct sp_sg *sg;
+	struct sp_sub *sub;
 	u64 first;
 
 	ASSERT_EQ(sim_init(&s, 2, all3, 2, SP_MODE_ORDERED, 4, 32, 1), 0);
-	sg = &s.node[0].sg;
-	EXPECT_EQ(sp_sg_mark_ready(sg, 0, 1), -EINVAL);	/* not reserved */
-	EXPECT_EQ(sp_sg_reserve(sg, 10, &first), 4);		/* window caps it */
+	sub = &s.node[0].sub;
+	EXPECT_EQ(sp_sub_mark_ready(sub, 0, 1), -EINVAL);	/* not reserved */
+	EXPECT_EQ(sp_sub_reserve(sub, 10, &first), 4);		/* window caps it */
 	EXPECT_EQ(first, 0);
-	EXPECT_EQ(sp_sg_reserve(sg, 1, &first), 0);
-	EXPECT_EQ(sp_sg_mark_ready(sg, 0, 33), -EMSGSIZE);
-	EXPECT_EQ(sp_sg_mark_ready(sg, 0, 32), 0);
-	EXPECT_EQ(sp_sg_mark_ready(sg, 0, 32), -EINVAL);	/* twice */
-	EXPECT_EQ(sp_sg_mark_ready(sg, 4, 1), -EINVAL);	/* beyond */
-	EXPECT_EQ(sp_sg_void(sg, 1), 0);
-	EXPECT_EQ(sp_sg_void(sg, 1), -EINVAL);
-	EXPECT_EQ(sp_sg_free_slots(sg), 0);
+	EXPECT_EQ(sp_sub_reserve(sub, 1, &first), 0);
+	EXPECT_EQ(sp_sub_mark_ready(sub, 0, 33), -EMSGSIZE);
+	EXPECT_EQ(sp_sub_mark_ready(sub, 0, 32), 0);
+	EXPECT_EQ(sp_sub_mark_ready(sub, 0, 32), -EINVAL);	/* twice */
+	EXPECT_EQ(sp_sub_mark_ready(sub, 4, 1), -EINVAL);	/* beyond */
+	EXPECT_EQ(sp_sub_void(sub, 1), 0);
+	EXPECT_EQ(sp_sub_void(sub, 1), -EINVAL);
+	EXPECT_EQ(sp_sub_free_slots(sub), 0);
 	sim_free(&s);
 }
 
 /*
  * A reservation given up (voided) or marked is nobody's any more, even
  * before a pass publishes it: a producer page may take over the ring then
- * (sgdev's release voids a closing file's reservations and the next file
+ * (subdev.c's release voids a closing file's reservations and the next file
  * attaches at once, often before the predicate thread has run).
  */
 TEST(marked_or_voided_reservations_are_not_held)
 {
 	static struct sim s;
-	struct sp_sg *sg;
+	struct sp_sub *sub;
 	u64 first;
 
 	ASSERT_EQ(sim_init(&s, 2, all3, 2, SP_MODE_ORDERED, 4, 32, 1), 0);
-	sg = &s.node[0].sg;
-	EXPECT_FALSE(sp_sg_reservations_held(sg));
-	ASSERT_EQ(sp_sg_reserve(sg, 3, &first), 3);
-	EXPECT_TRUE(sp_sg_reservations_held(sg));
-	ASSERT_EQ(sp_sg_void(sg, first), 0);
-	ASSERT_EQ(sp_sg_mark_ready(sg, first + 1, 8), 0);
-	EXPECT_TRUE(sp_sg_reservations_held(sg));	/* first + 2 still is */
-	ASSERT_EQ(sp_sg_void(sg, first + 2), 0);
-	EXPECT_FALSE(sp_sg_reservations_held(sg));	/* none published yet */
-	EXPECT_EQ(sg->pay_pub, 0);
-	EXPECT_EQ(sp_sg_publish(sg), 3);
-	EXPECT_FALSE(sp_sg_reservations_held(sg));
+	sub = &s.node[0].sub;
+	EXPECT_FALSE(sp_sub_reservations_held(sub));
+	ASSERT_EQ(sp_sub_reserve(sub, 3, &first), 3);
+	EXPECT_TRUE(sp_sub_reservations_held(sub));
+	ASSERT_EQ(sp_sub_void(sub, first), 0);
+	ASSERT_EQ(sp_sub_mark_ready(sub, first + 1, 8), 0);
+	EXPECT_TRUE(sp_sub_reservations_held(sub));	/* first + 2 still is */
+	ASSERT_EQ(sp_sub_void(sub, first + 2), 0);
+	EXPECT_FALSE(sp_sub_reservations_held(sub));	/* none published yet */
+	EXPECT_EQ(sub->pay_pub, 0);
+	EXPECT_EQ(sp_sub_publish(sub), 3);
+	EXPECT_FALSE(sp_sub_reservations_held(sub));
 	sim_free(&s);
 }
 
@@ -440,31 +440,31 @@ TEST(nulls_pass_without_consumers_data_waits)
 {
 	static const u32 one[] = { 0 };
 	static struct sim s;
-	struct sp_sg *sg;
+	struct sp_sub *sub;
 	struct sp_desc d[4];
 	u64 first;
 	u32 i;
 
 	ASSERT_EQ(sim_init(&s, 1, one, 1, SP_MODE_ORDERED, 4, 32, 1), 0);
-	sg = &s.node[0].sg;
+	sub = &s.node[0].sub;
 	for (i = 0; i < 3; i++) {		/* three rounds of four voids */
-		ASSERT_EQ(sp_sg_reserve(sg, 4, &first), 4);
+		ASSERT_EQ(sp_sub_reserve(sub, 4, &first), 4);
 		for (u32 k = 0; k < 4; k++)
-			ASSERT_EQ(sp_sg_void(sg, first + k), 0);
-		ASSERT_GT(sp_sg_publish(sg), 0);
-		EXPECT_EQ(sp_sg_deliver(sg, d, 0), 0);
-		EXPECT_EQ(sp_sg_reclaim(sg), 4 + 4);	/* slots and headers */
+			ASSERT_EQ(sp_sub_void(sub, first + k), 0);
+		ASSERT_GT(sp_sub_publish(sub), 0);
+		EXPECT_EQ(sp_sub_deliver(sub, d, 0), 0);
+		EXPECT_EQ(sp_sub_reclaim(sub), 4 + 4);	/* slots and headers */
 	}
-	ASSERT_EQ(sp_sg_reserve(sg, 2, &first), 2);
-	ASSERT_EQ(sp_sg_mark_ready(sg, first, 5), 0);
-	ASSERT_EQ(sp_sg_void(sg, first + 1), 0);
-	sp_sg_publish(sg);
-	EXPECT_EQ(sp_sg_deliver(sg, d, 0), 0);	/* the data waits... */
-	EXPECT_EQ(sp_sg_reclaim(sg), 0);	/* ...and holds its slot */
-	EXPECT_EQ(sp_sg_deliver(sg, d, 4), 1);	/* a consumer takes it */
+	ASSERT_EQ(sp_sub_reserve(sub, 2, &first), 2);
+	ASSERT_EQ(sp_sub_mark_ready(sub, first, 5), 0);
+	ASSERT_EQ(sp_sub_void(sub, first + 1), 0);
+	sp_sub_publish(sub);
+	EXPECT_EQ(sp_sub_deliver(sub, d, 0), 0);	/* the data waits... */
+	EXPECT_EQ(sp_sub_reclaim(sub), 0);	/* ...and holds its slot */
+	EXPECT_EQ(sp_sub_deliver(sub, d, 4), 1);	/* a consumer takes it */
 	EXPECT_EQ(d[0].len, 5);
-	sp_sg_release(sg, 1);
-	EXPECT_EQ(sp_sg_reclaim(sg), 2 + 2);
+	sp_sub_release(sub, 1);
+	EXPECT_EQ(sp_sub_reclaim(sub), 2 + 2);
 	sim_free(&s);
 }
 
@@ -481,25 +481,25 @@ TEST(held_message_does_not_pin_the_nulls_before_it)
 	static const u32 modes[] = { SP_MODE_ORDERED, SP_MODE_UNORDERED };
 	static struct sim s;
 	struct sp_desc d[4];
-	struct sp_sg *sg;
+	struct sp_sub *sub;
 	u64 first;
 	u32 m, k;
 
 	for (m = 0; m < 2; m++) {
 		ASSERT_EQ(sim_init(&s, 1, one, 1, modes[m], 4, 32, 1), 0);
-		sg = &s.node[0].sg;
-		ASSERT_EQ(sp_sg_reserve(sg, 3, &first), 3);
+		sub = &s.node[0].sub;
+		ASSERT_EQ(sp_sub_reserve(sub, 3, &first), 3);
 		for (k = 0; k < 3; k++)
-			ASSERT_EQ(sp_sg_void(sg, first + k), 0);
-		ASSERT_EQ(sp_sg_reserve(sg, 1, &first), 1);
-		ASSERT_EQ(sp_sg_mark_ready(sg, first, 7), 0);
-		ASSERT_GT(sp_sg_publish(sg), 0);
-		EXPECT_EQ(sp_sg_deliver(sg, d, 4), 1);	/* a consumer holds it */
-		EXPECT_EQ(sp_sg_reclaim(sg), 3 + 3);	/* the voids' slots and headers */
-		EXPECT_EQ(sp_sg_free_slots(sg), 3);
-		sp_sg_release(sg, 1);
-		EXPECT_EQ(sp_sg_reclaim(sg), 1 + 1);
-		EXPECT_EQ(sp_sg_free_slots(sg), 4);
+			ASSERT_EQ(sp_sub_void(sub, first + k), 0);
+		ASSERT_EQ(sp_sub_reserve(sub, 1, &first), 1);
+		ASSERT_EQ(sp_sub_mark_ready(sub, first, 7), 0);
+		ASSERT_GT(sp_sub_publish(sub), 0);
+		EXPECT_EQ(sp_sub_deliver(sub, d, 4), 1);	/* a consumer holds it */
+		EXPECT_EQ(sp_sub_reclaim(sub), 3 + 3);	/* the voids' slots and headers */
+		EXPECT_EQ(sp_sub_free_slots(sub), 3);
+		sp_sub_release(sub, 1);
+		EXPECT_EQ(sp_sub_reclaim(sub), 1 + 1);
+		EXPECT_EQ(sp_sub_free_slots(sub), 4);
 		sim_free(&s);
 	}
 }
@@ -511,21 +511,21 @@ TEST(held_message_does_not_pin_the_nulls_before_it)
  */
 static void step_without_delivery(struct sim *s, u32 i)
 {
-	struct sp_sg *sg = &s->node[i].sg;
+	struct sp_sub *sub = &s->node[i].sub;
 	struct sp_wr w[SP_EMIT_MAX];
 	u32 m, k, n, a, b;
 
-	sp_sg_receive(sg);
-	sp_sg_publish(sg);
-	sp_sg_reclaim(sg);
-	for (m = 0; m < sg->nmembers; m++) {
-		if (m == sg->me)
+	sp_sub_receive(sub);
+	sp_sub_publish(sub);
+	sp_sub_reclaim(sub);
+	for (m = 0; m < sub->nmembers; m++) {
+		if (m == sub->me)
 			continue;
-		n = sp_sg_emit(sg, m, 64, true, w);
+		n = sp_sub_emit(sub, m, 64, true, w);
 		for (k = 0; k < n; k++)
 			sim_post(s, i, s->node[i].pos_node[m], (int)w[k].kind,
 				 w[k].offset, w[k].len,
-				 w[k].kind == SP_WR_BLOCK ? (void *)sg->blocks[sg->me] : NULL);
+				 w[k].kind == SP_WR_BLOCK ? (void *)sub->blocks[sub->me] : NULL);
 	}
 	for (a = 0; a < s->n; a++)
 		for (b = 0; b < s->n; b++)
@@ -553,7 +553,7 @@ TEST(caught_up_means_delivered_not_only_received)
 		s.node[0].to_send = 3;
 		ASSERT_GE(sim_run(&s, 10000), 0);	/* all delivered, released */
 		for (i = 1; i < 3; i++)
-			EXPECT_TRUE(sp_sg_caught_up(&s.node[0].sg, i));
+			EXPECT_TRUE(sp_sub_caught_up(&s.node[0].sub, i));
 		s.node[0].to_send = 2;
 		while (s.node[0].to_send || s.node[0].pending_n)
 			sim_produce(&s, 0);
@@ -563,13 +563,13 @@ TEST(caught_up_means_delivered_not_only_received)
 			step_without_delivery(&s, 1);
 		}
 		/* node 0 knows node 1 has both, and delivered them itself */
-		EXPECT_EQ(s.node[0].sg.view[1].received[0], 5);
-		EXPECT_EQ(s.node[0].sg.rx[0].dl_idx, 5);
-		EXPECT_EQ(s.node[1].sg.rx[0].dl_idx, 3);
-		EXPECT_FALSE(sp_sg_caught_up(&s.node[0].sg, 1));
+		EXPECT_EQ(s.node[0].sub.seen[1].received[0], 5);
+		EXPECT_EQ(s.node[0].sub.rx[0].dl_idx, 5);
+		EXPECT_EQ(s.node[1].sub.rx[0].dl_idx, 3);
+		EXPECT_FALSE(sp_sub_caught_up(&s.node[0].sub, 1));
 		ASSERT_GE(sim_run(&s, 10000), 0);	/* now everyone delivers */
 		for (i = 1; i < 3; i++)
-			EXPECT_TRUE(sp_sg_caught_up(&s.node[0].sg, i));
+			EXPECT_TRUE(sp_sub_caught_up(&s.node[0].sub, i));
 		sim_free(&s);
 	}
 }
@@ -596,8 +596,8 @@ TEST(baseline_one_at_a_time_still_ordered)
 		ASSERT_EQ(check_fifo(&s, i, expect, _t), 0);
 	ASSERT_EQ(check_total_order(&s, _t), 0);
 	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(s.node[i].sg.stats.nulls_sent, 0);
-		EXPECT_EQ(s.node[i].sg.stats.publish_batches, 200);	/* one each */
+		EXPECT_EQ(s.node[i].sub.stats.nulls_sent, 0);
+		EXPECT_EQ(s.node[i].sub.stats.publish_batches, 200);	/* one each */
 		EXPECT_GE(s.node[i].writes, 200 * 2 * 3);	/* 3 writes, 2 peers */
 	}
 	sim_free(&s);

@@ -48,40 +48,40 @@ TEST(view_configuration_drops_the_departed)
 /* The trim as leader @l sees it: min of the survivors' received counts. */
 static void leader_trim(struct sim *s, u32 l, sp_mask_t survivors, u64 *trim)
 {
-	struct sp_sg *sg = &s->node[l].sg;
+	struct sp_sub *sub = &s->node[l].sub;
 	u64 rcv[SIM_MAX_NODES];
 	u32 m, r;
 
-	for (r = 0; r < sg->nsenders; r++)
+	for (r = 0; r < sub->nsenders; r++)
 		trim[r] = ~0ULL;
 	for (m = 0; m < s->n; m++) {
 		if (!sp_mask_has(survivors, m))
 			continue;
-		for (r = 0; r < sg->nsenders; r++)
-			rcv[r] = m == l ? sg->rx[r].received :
+		for (r = 0; r < sub->nsenders; r++)
+			rcv[r] = m == l ? sub->rx[r].received :
 				 le64_to_cpu(s->node[l].blocks[m]->v[r]);
-		sp_trim_merge(trim, rcv, sg->nsenders);
+		sp_trim_merge(trim, rcv, sub->nsenders);
 	}
 }
 
 /* Survivor i delivers up to @trim (which it must have). */
 static int apply_trim(struct sim *s, u32 i, const u64 *trim, struct kt *_t)
 {
-	struct sp_sg *sg = &s->node[i].sg;
+	struct sp_sub *sub = &s->node[i].sub;
 	struct sp_desc d[32];
 	u32 n, r;
 
 	(void)_t;
-	for (r = 0; r < sg->nsenders; r++)
-		if (trim[r] > sg->rx[r].received) {
+	for (r = 0; r < sub->nsenders; r++)
+		if (trim[r] > sub->rx[r].received) {
 			TH_LOG("node %u lacks messages under the trim", i);
 			return -1;
 		}
 	do {
-		n = sp_sg_deliver_trim(sg, trim, d, 32);
+		n = sp_sub_deliver_trim(sub, trim, d, 32);
 		if (sim_record(s, i, d, n))
 			return -1;
-		sp_sg_release(sg, sg->dl_descs);
+		sp_sub_release(sub, sub->dl_descs);
 	} while (n);
 	return 0;
 }
@@ -127,10 +127,10 @@ static int log_prefix_per_sender(const struct sim_node *a, const struct sim_node
 
 static int agree(struct sim *s, u32 ref, u32 other, int exact)
 {
-	if (s->node[ref].sg.mode == SP_MODE_ORDERED)
+	if (s->node[ref].sub.mode == SP_MODE_ORDERED)
 		return log_prefix(&s->node[ref], &s->node[other], exact);
 	return log_prefix_per_sender(&s->node[ref], &s->node[other],
-				     s->node[ref].sg.nsenders, exact);
+				     s->node[ref].sub.nsenders, exact);
 }
 
 /*
@@ -155,7 +155,7 @@ static int kill_and_trim(struct kt *_t, u32 mode, u32 victim, long rounds, u64 s
 		goto out;
 	sim_kill(&s, victim);
 	for (i = 0; i < 4; i++)
-		s.node[i].sg.wedged = true;
+		s.node[i].sub.wedged = true;
 	if (sim_run(&s, 100000) < 0)		/* in-flight writes land */
 		goto out;
 	leader_trim(&s, leader, surv, trim);
@@ -210,17 +210,17 @@ static int staggered_wedge(struct kt *_t, u32 mode, long rounds, u64 seed)
 	(void)_t;
 	if (sim_init(&s, 4, all4, 4, mode, 5, 24, seed))
 		return -1;
-	n = s.node[0].sg.nsenders;
+	n = s.node[0].sub.nsenders;
 	for (i = 0; i < 4; i++)
 		s.node[i].to_send = 400;
 	if (sim_run(&s, rounds) < 0)
 		goto out;
 	for (i = 0; i < 4; i++) {
-		struct sp_sg *sg = &s.node[i].sg;
+		struct sp_sub *sub = &s.node[i].sub;
 
 		for (r = 0; r < n; r++)
-			snap[i][r] = sg->rx[r].received;
-		sg->wedged = true;
+			snap[i][r] = sub->rx[r].received;
+		sub->wedged = true;
 		if (sim_run(&s, 5 + sim_below(&s, 20)) < 0)
 			goto out;
 	}
@@ -285,7 +285,7 @@ TEST(second_leader_trim_only_grows)
 		ASSERT_GE(sim_run(&s, 30 + 29 * (long)seed), 0);
 		sim_kill(&s, 3);
 		for (i = 0; i < 4; i++)
-			s.node[i].sg.wedged = true;
+			s.node[i].sub.wedged = true;
 		ASSERT_GE(sim_run(&s, 3), 0);		/* the first leader looks early */
 		leader_trim(&s, 0, 0x7, t1);
 		sim_kill(&s, 0);			/* and dies before a commit */
@@ -318,7 +318,7 @@ TEST(committed_trim_is_adopted_by_the_next_leader)
 		ASSERT_GE(sim_run(&s, 30 + 31 * (long)seed), 0);
 		sim_kill(&s, 3);
 		for (i = 0; i < 4; i++)
-			s.node[i].sg.wedged = true;
+			s.node[i].sub.wedged = true;
 		ASSERT_GE(sim_run(&s, 3), 0);
 		leader_trim(&s, 0, 0x7, t1);		/* echoed by 0, 1, 2: committed */
 		ASSERT_EQ(apply_trim(&s, 2, t1, _t), 0);	/* 2 applies at once */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Subgroups and the exported in-kernel API (spindle_kapi.h).
- * /dev/spindleN (sgdev.c) is built on these same calls.
+ * /dev/spindleN (subdev.c) is built on these same calls.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -9,52 +9,53 @@
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
 
-#include "spindle.h"
+#include "group.h"
+#include "subgroup.h"
 
-static void spindle_sg_release(struct kref *ref)
+static void spindle_sub_release(struct kref *ref)
 {
-	struct spindle_sg *sg = container_of(ref, struct spindle_sg, ref);
+	struct spindle_subgroup *sub = container_of(ref, struct spindle_subgroup, ref);
 	u32 r;
 
-	sp_sg_destroy(&sg->eng);
-	kvfree(sg->batch);
-	kvfree(sg->descs);
+	sp_sub_destroy(&sub->eng);
+	kvfree(sub->batch);
+	kvfree(sub->descs);
 	for (r = 0; r < SP_MAX_MEMBERS; r++)
-		spindle_region_put(sg->pay[r]);
-	spindle_region_put(sg->prod_reg);
-	kfree(sg);
+		spindle_region_put(sub->pay[r]);
+	spindle_region_put(sub->prod_reg);
+	kfree(sub);
 }
 
 /**
- * spindle_sg_put - drop a reference taken by spindle_sg_get()
- * @sg: subgroup
+ * spindle_subgroup_put - drop a reference taken by spindle_subgroup_get()
+ * @sub: subgroup
  */
-void spindle_sg_put(struct spindle_sg *sg)
+void spindle_subgroup_put(struct spindle_subgroup *sub)
 {
-	kref_put(&sg->ref, spindle_sg_release);
+	kref_put(&sub->ref, spindle_sub_release);
 }
-EXPORT_SYMBOL_GPL(spindle_sg_put);
+EXPORT_SYMBOL_GPL(spindle_subgroup_put);
 
 /**
- * spindle_sg_get - look up a subgroup of a group this node is up in
+ * spindle_subgroup_get - look up a subgroup of a group this node is up in
  * @group_id: group id
  * @subgroup_id: subgroup id
  *
  * Context: process context; takes a mutex.
- * Return: the subgroup with a reference (spindle_sg_put() it), or NULL if
+ * Return: the subgroup with a reference (spindle_subgroup_put() it), or NULL if
  * there is no such group, or this node is not a member of that subgroup.
  */
-struct spindle_sg *spindle_sg_get(u32 group_id, u32 subgroup_id)
+struct spindle_subgroup *spindle_subgroup_get(u32 group_id, u32 subgroup_id)
 {
-	struct spindle_sg *found = NULL;
+	struct spindle_subgroup *found = NULL;
 	struct spindle_group *g;
 	u32 s;
 
 	mutex_lock(&spindle_groups_lock);
 	g = spindle_group_find(group_id);
 	for (s = 0; g && s < g->cfg.nsubgroups; s++) {
-		if (g->sgs[s] && g->sgs[s]->id == subgroup_id) {
-			found = g->sgs[s];
+		if (g->subs[s] && g->subs[s]->id == subgroup_id) {
+			found = g->subs[s];
 			kref_get(&found->ref);
 			break;
 		}
@@ -62,50 +63,50 @@ struct spindle_sg *spindle_sg_get(u32 group_id, u32 subgroup_id)
 	mutex_unlock(&spindle_groups_lock);
 	return found;
 }
-EXPORT_SYMBOL_GPL(spindle_sg_get);
+EXPORT_SYMBOL_GPL(spindle_subgroup_get);
 
 /**
- * spindle_sg_attr - describe a subgroup
- * @sg: subgroup
+ * spindle_subgroup_attr - describe a subgroup
+ * @sub: subgroup
  * @attr: out
  */
-void spindle_sg_attr(struct spindle_sg *sg, struct spindle_sg_attr *attr)
+void spindle_subgroup_attr(struct spindle_subgroup *sub, struct spindle_subgroup_attr *attr)
 {
-	attr->group_id = sg->group_id;
-	attr->subgroup_id = sg->id;
-	attr->self_id = sg->self_id;
-	attr->mode = sg->cfg.mode;
-	attr->window = sg->cfg.window;
-	attr->max_msg = sg->cfg.max_msg;
-	attr->nmembers = sg->cfg.nmembers;
-	attr->nsenders = sg->cfg.nsenders;
-	attr->my_rank = sg->my_rank;
-	attr->state = spindle_sg_state(sg);
+	attr->group_id = sub->group_id;
+	attr->subgroup_id = sub->id;
+	attr->self_id = sub->self_id;
+	attr->mode = sub->cfg.mode;
+	attr->window = sub->cfg.window;
+	attr->max_msg = sub->cfg.max_msg;
+	attr->nmembers = sub->cfg.nmembers;
+	attr->nsenders = sub->cfg.nsenders;
+	attr->my_rank = sub->my_rank;
+	attr->state = spindle_sub_state(sub);
 }
-EXPORT_SYMBOL_GPL(spindle_sg_attr);
+EXPORT_SYMBOL_GPL(spindle_subgroup_attr);
 
-int spindle_sg_state(struct spindle_sg *sg)
+enum spindle_group_state spindle_sub_state(struct spindle_subgroup *sub)
 {
-	return READ_ONCE(sg->state);
+	return READ_ONCE(sub->state);
 }
 
 /*
  * Wake the group's predicate thread, if the group is still there.
- * Context: any; the group is freed only a grace period after sg->g is
+ * Context: any; the group is freed only a grace period after sub->g is
  * cleared.
  */
-void spindle_sg_kick(struct spindle_sg *sg)
+void spindle_sub_kick(struct spindle_subgroup *sub)
 {
 	struct spindle_group *g;
 
 	rcu_read_lock();
-	g = rcu_dereference(sg->g);
+	g = rcu_dereference(sub->g);
 	if (g)
 		spindle_ring_doorbell(g);
 	rcu_read_unlock();
 }
 
-int spindle_state_errno(int state)
+int spindle_state_errno(enum spindle_group_state state)
 {
 	switch (state) {
 	case SPINDLE_GROUP_ACTIVE:
@@ -122,32 +123,32 @@ int spindle_state_errno(int state)
 
 /*
  * May a reservation at user position @pos be marked?  Marking goes on
- * while views change (the engine holds it back); sg->lock held.
+ * while views change (the engine holds it back); sub->lock held.
  */
-int spindle_mark_errno(struct spindle_sg *sg, u64 pos)
+int spindle_mark_errno(struct spindle_subgroup *sub, u64 pos)
 {
-	int state = spindle_sg_state(sg);
+	enum spindle_group_state state = spindle_sub_state(sub);
 
-	lockdep_assert_held(&sg->lock);
+	lockdep_assert_held(&sub->lock);
 	if (state == SPINDLE_GROUP_FAILED)
 		return -EIO;
 	if (state != SPINDLE_GROUP_ACTIVE && state != SPINDLE_GROUP_VIEW_CHANGE)
 		return -ENOTCONN;
-	return pos < sg->pos_base ? -ESTALE : 0;
+	return pos < sub->pos_base ? -ESTALE : 0;
 }
 
-static bool spindle_can_reserve(struct spindle_sg *sg)
+static bool spindle_can_reserve(struct spindle_subgroup *sub)
 {
-	int state = spindle_sg_state(sg);
+	enum spindle_group_state state = spindle_sub_state(sub);
 
 	return state != SPINDLE_GROUP_CONNECTING &&
 	       state != SPINDLE_GROUP_VIEW_CHANGE &&
-	       (state != SPINDLE_GROUP_ACTIVE || sp_sg_free_slots(&sg->eng));
+	       (state != SPINDLE_GROUP_ACTIVE || sp_sub_free_slots(&sub->eng));
 }
 
 /**
  * spindle_reserve - hand out consecutive slots of this node's ring
- * @sg: subgroup this node sends in
+ * @sub: subgroup this node sends in
  * @want: slots wanted, 1..window
  * @first: out: absolute position of the first slot
  * @timeout: jiffies to wait for the group to connect and a slot to free
@@ -162,28 +163,28 @@ static bool spindle_can_reserve(struct spindle_sg *sg)
  * -EBUSY (a process holds the producer page), -EIO (group failed),
  * -ENOTCONN (group down).
  */
-int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first, long timeout)
+int spindle_reserve(struct spindle_subgroup *sub, u32 want, u64 *first, long timeout)
 {
 	unsigned long deadline = jiffies + timeout;
 	int ret;
 
-	if (sg->my_rank < 0)
+	if (sub->my_rank < 0)
 		return -EPERM;
-	if (!want || want > sg->cfg.window)
+	if (!want || want > sub->cfg.window)
 		return -EINVAL;
 	for (;;) {
 		u32 n = 0;
 		long left;
 
-		spin_lock_bh(&sg->lock);
-		ret = spindle_state_errno(spindle_sg_state(sg));
-		if (!ret && sg->prod_owner)
+		spin_lock_bh(&sub->lock);
+		ret = spindle_state_errno(spindle_sub_state(sub));
+		if (!ret && sub->prod_owner)
 			ret = -EBUSY;	/* the producer page owns the ring */
 		if (!ret)
-			n = sp_sg_reserve(&sg->eng, want, first);
+			n = sp_sub_reserve(&sub->eng, want, first);
 		if (n)
-			*first += sg->pos_base;
-		spin_unlock_bh(&sg->lock);
+			*first += sub->pos_base;
+		spin_unlock_bh(&sub->lock);
 		if (n)
 			return n;
 		if (ret && ret != -EAGAIN)
@@ -193,8 +194,8 @@ int spindle_reserve(struct spindle_sg *sg, u32 want, u64 *first, long timeout)
 		left = (long)(deadline - jiffies);
 		if (left <= 0)
 			return -ETIMEDOUT;
-		left = wait_event_interruptible_timeout(sg->send_wq,
-							spindle_can_reserve(sg), left);
+		left = wait_event_interruptible_timeout(sub->send_wq,
+							spindle_can_reserve(sub), left);
 		if (left < 0)
 			return left;
 	}
@@ -203,22 +204,22 @@ EXPORT_SYMBOL_GPL(spindle_reserve);
 
 /**
  * spindle_slot - where to build the message of a reserved slot
- * @sg: subgroup
+ * @sub: subgroup
  * @pos: a position spindle_reserve() returned
  *
  * Context: any.
  * Return: pointer to max_msg writable bytes.
  */
-void *spindle_slot(struct spindle_sg *sg, u64 pos)
+void *spindle_slot(struct spindle_subgroup *sub, u64 pos)
 {
-	return sg->pay[sg->my_rank]->vaddr +
-	       (pos % sg->cfg.window) * sg->eng.slot_size;
+	return sub->pay[sub->my_rank]->vaddr +
+	       (pos % sub->cfg.window) * sub->eng.slot_size;
 }
 EXPORT_SYMBOL_GPL(spindle_slot);
 
 /**
  * spindle_mark_ready - a reserved slot holds a message: send it
- * @sg: subgroup
+ * @sub: subgroup
  * @pos: the slot's position
  * @len: message length, at most max_msg
  *
@@ -228,45 +229,45 @@ EXPORT_SYMBOL_GPL(spindle_slot);
  * Return: 0, -EINVAL (not a reservation), -ESTALE (a view change voided
  * it), -EMSGSIZE, -EIO or -ENOTCONN.
  */
-int spindle_mark_ready(struct spindle_sg *sg, u64 pos, u32 len)
+int spindle_mark_ready(struct spindle_subgroup *sub, u64 pos, u32 len)
 {
 	int ret;
 
-	spin_lock_bh(&sg->lock);
-	ret = spindle_mark_errno(sg, pos);
+	spin_lock_bh(&sub->lock);
+	ret = spindle_mark_errno(sub, pos);
 	if (!ret)
-		ret = sp_sg_mark_ready(&sg->eng, pos - sg->pos_base, len);
-	spin_unlock_bh(&sg->lock);
+		ret = sp_sub_mark_ready(&sub->eng, pos - sub->pos_base, len);
+	spin_unlock_bh(&sub->lock);
 	if (!ret)
-		spindle_sg_kick(sg);
+		spindle_sub_kick(sub);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(spindle_mark_ready);
 
 /**
  * spindle_void - give up a reserved slot; it goes out as a null message
- * @sg: subgroup
+ * @sub: subgroup
  * @pos: the slot's position
  *
  * Context: as spindle_mark_ready().
  * Return: 0, -EINVAL or -ESTALE (a view change voided it).
  */
-int spindle_void(struct spindle_sg *sg, u64 pos)
+int spindle_void(struct spindle_subgroup *sub, u64 pos)
 {
 	int ret;
 
-	spin_lock_bh(&sg->lock);
-	ret = pos < sg->pos_base ? -ESTALE : sp_sg_void(&sg->eng, pos - sg->pos_base);
-	spin_unlock_bh(&sg->lock);
+	spin_lock_bh(&sub->lock);
+	ret = pos < sub->pos_base ? -ESTALE : sp_sub_void(&sub->eng, pos - sub->pos_base);
+	spin_unlock_bh(&sub->lock);
 	if (!ret)
-		spindle_sg_kick(sg);
+		spindle_sub_kick(sub);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(spindle_void);
 
 /**
  * spindle_attach - become a consumer of a subgroup's deliveries
- * @sg: subgroup (the consumer holds its own reference)
+ * @sub: subgroup (the consumer holds its own reference)
  * @ops: callbacks; ->deliver is required
  * @priv: passed back to them
  *
@@ -275,7 +276,7 @@ EXPORT_SYMBOL_GPL(spindle_void);
  * Context: process context.
  * Return: the consumer, or an ERR_PTR.
  */
-struct spindle_consumer *spindle_attach(struct spindle_sg *sg,
+struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
 					const struct spindle_consumer_ops *ops,
 					void *priv)
 {
@@ -286,17 +287,17 @@ struct spindle_consumer *spindle_attach(struct spindle_sg *sg,
 	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
-	kref_get(&sg->ref);
-	c->sg = sg;
+	kref_get(&sub->ref);
+	c->sub = sub;
 	c->ops = ops;
 	c->priv = priv;
-	spin_lock(&sg->cons_lock);
-	c->given = sg->eng.dl_descs;
+	spin_lock(&sub->cons_lock);
+	c->given = sub->eng.dl_descs;
 	atomic64_set(&c->released, c->given);
-	list_add_tail(&c->node, &sg->consumers);
-	sg->nconsumers++;
-	spin_unlock(&sg->cons_lock);
-	spindle_sg_kick(sg);
+	list_add_tail(&c->node, &sub->consumers);
+	sub->nconsumers++;
+	spin_unlock(&sub->cons_lock);
+	spindle_sub_kick(sub);
 	return c;
 }
 EXPORT_SYMBOL_GPL(spindle_attach);
@@ -317,7 +318,7 @@ void spindle_release(struct spindle_consumer *c, u32 n)
 		new = min_t(u64, old + n, READ_ONCE(c->given));
 	} while (atomic64_cmpxchg(&c->released, old, new) != old);
 	if (n)
-		spindle_sg_kick(c->sg);
+		spindle_sub_kick(c->sub);
 }
 EXPORT_SYMBOL_GPL(spindle_release);
 
@@ -329,14 +330,14 @@ EXPORT_SYMBOL_GPL(spindle_release);
  */
 void spindle_detach(struct spindle_consumer *c)
 {
-	struct spindle_sg *sg = c->sg;
+	struct spindle_subgroup *sub = c->sub;
 
-	spin_lock(&sg->cons_lock);
+	spin_lock(&sub->cons_lock);
 	list_del(&c->node);
-	sg->nconsumers--;
-	spin_unlock(&sg->cons_lock);
-	spindle_sg_kick(sg);
+	sub->nconsumers--;
+	spin_unlock(&sub->cons_lock);
+	spindle_sub_kick(sub);
 	kfree(c);
-	spindle_sg_put(sg);
+	spindle_subgroup_put(sub);
 }
 EXPORT_SYMBOL_GPL(spindle_detach);

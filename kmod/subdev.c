@@ -30,6 +30,9 @@
 #include <linux/vmalloc.h>
 
 #include "spindle.h"
+#include "subgroup.h"
+#include "region.h"
+#include "fault.h"
 #include "spindle_compat.h"
 
 #define SPINDLE_MMAP_SHIFT	32
@@ -45,7 +48,7 @@ struct spindle_range {
 };
 
 struct spindle_file {
-	struct spindle_sg *sg;
+	struct spindle_subgroup *sub;
 	struct spindle_consumer *cons;	/* files open for reading */
 
 	/* delivery queue: the kthread appends at tail, RECV takes from head */
@@ -69,7 +72,7 @@ static u64 spindle_ring_offset(u32 rank)
 	return (u64)(rank + 1) << SPINDLE_MMAP_SHIFT;
 }
 
-/* Consumer callback: the predicate thread, sg->cons_lock held. */
+/* Consumer callback: the predicate thread, sub->cons_lock held. */
 static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
 				 const struct spindle_msg *msgs, unsigned int n)
 {
@@ -77,7 +80,7 @@ static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
 	u64 tail = f->qtail;
 	unsigned int i;
 
-	lockdep_assert_held(&f->sg->cons_lock);
+	lockdep_assert_held(&f->sub->cons_lock);
 	for (i = 0; i < n; i++) {
 		struct spindle_desc *d;
 
@@ -97,7 +100,7 @@ static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
 	}
 	/* the descriptors are written before the tail that publishes them */
 	smp_store_release(&f->qtail, tail);
-	wake_up_interruptible(&f->sg->recv_wq);
+	wake_up_interruptible(&f->sub->recv_wq);
 }
 
 /* Consumer callback: a view record, in its place in the stream (cons_lock held). */
@@ -108,7 +111,7 @@ static void spindle_file_view(struct spindle_consumer *c, void *priv,
 	u64 tail = f->qtail;
 	struct spindle_desc *d;
 
-	lockdep_assert_held(&f->sg->cons_lock);
+	lockdep_assert_held(&f->sub->cons_lock);
 	/* as in spindle_file_deliver(): RECV is done with the slot */
 	if (WARN_ON_ONCE(tail - smp_load_acquire(&f->qhead) >= f->qcap))
 		return;
@@ -122,14 +125,15 @@ static void spindle_file_view(struct spindle_consumer *c, void *priv,
 	d->flags = SPINDLE_DESC_VIEW;
 	/* the record is written before the tail that publishes it */
 	smp_store_release(&f->qtail, tail + 1);
-	wake_up_interruptible(&f->sg->recv_wq);
+	wake_up_interruptible(&f->sub->recv_wq);
 }
 
-static void spindle_file_state(struct spindle_consumer *c, void *priv, int state)
+static void spindle_file_state(struct spindle_consumer *c, void *priv,
+			       enum spindle_group_state state)
 {
 	struct spindle_file *f = priv;
 
-	wake_up_interruptible(&f->sg->recv_wq);
+	wake_up_interruptible(&f->sub->recv_wq);
 }
 
 static const struct spindle_consumer_ops spindle_file_ops = {
@@ -143,28 +147,28 @@ static u64 spindle_res_pop(struct spindle_file *f);
 static int spindle_open(struct inode *inode, struct file *file)
 {
 	struct spindle_file *f;
-	struct spindle_sg *sg;
+	struct spindle_subgroup *sub;
 	int ret = -ENOMEM;
 
 	mutex_lock(&spindle_minor_lock);
-	sg = idr_find(&spindle_minors, iminor(inode));
-	if (sg)
-		kref_get(&sg->ref);
+	sub = idr_find(&spindle_minors, iminor(inode));
+	if (sub)
+		kref_get(&sub->ref);
 	mutex_unlock(&spindle_minor_lock);
-	if (!sg)
+	if (!sub)
 		return -ENODEV;
-	if (spindle_sg_state(sg) == SPINDLE_GROUP_DOWN) {
+	if (spindle_sub_state(sub) == SPINDLE_GROUP_DOWN) {
 		ret = -ENODEV;
 		goto put;
 	}
 	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		goto put;
-	f->sg = sg;
+	f->sub = sub;
 	mutex_init(&f->recv_lock);
 	mutex_init(&f->send_lock);
-	if (file->f_mode & FMODE_WRITE && sg->my_rank >= 0) {
-		f->res = kvcalloc(sg->cfg.window, sizeof(*f->res), GFP_KERNEL_ACCOUNT);
+	if (file->f_mode & FMODE_WRITE && sub->my_rank >= 0) {
+		f->res = kvcalloc(sub->cfg.window, sizeof(*f->res), GFP_KERNEL_ACCOUNT);
 		if (!f->res)
 			goto free;
 	}
@@ -173,31 +177,31 @@ static int spindle_open(struct inode *inode, struct file *file)
 free:
 	kfree(f);
 put:
-	spindle_sg_put(sg);
+	spindle_subgroup_put(sub);
 	return ret;
 }
 
 static int spindle_file_release(struct inode *inode, struct file *file)
 {
 	struct spindle_file *f = file->private_data;
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 
 	/* what this file reserved and never marked goes out as nulls */
 	while (f->pending)
-		spindle_void(sg, spindle_res_pop(f));
-	spindle_producer_detach(sg, f);
+		spindle_void(sub, spindle_res_pop(f));
+	spindle_producer_detach(sub, f);
 	if (f->cons)
 		spindle_detach(f->cons);
 	kvfree(f->q);
 	kvfree(f->res);
 	kfree(f);
-	spindle_sg_put(sg);
+	spindle_subgroup_put(sub);
 	return 0;
 }
 
 static long spindle_ioc_info(struct spindle_file *f, void __user *uarg)
 {
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 	struct spindle_info info;
 	struct spindle_ring_info ri;
 	u32 r, room;
@@ -209,24 +213,24 @@ static long spindle_ioc_info(struct spindle_file *f, void __user *uarg)
 	if (memchr_inv(info.reserved, 0, sizeof(info.reserved)))
 		return -EINVAL;
 	room = info.nsenders;
-	info.group_id = sg->group_id;
-	info.subgroup_id = sg->id;
-	info.self_id = sg->self_id;
-	info.mode = sg->cfg.mode;
-	info.window = sg->cfg.window;
-	info.max_msg = sg->cfg.max_msg;
-	info.slot_size = sg->eng.slot_size;
-	info.nmembers = sg->cfg.nmembers;
-	info.nsenders = sg->cfg.nsenders;
-	info.my_rank = sg->my_rank;
-	info.state = spindle_sg_state(sg);
-	info.producer_size = spindle_producer_size(sg);
-	for (r = 0; info.rings && r < min(room, sg->cfg.nsenders); r++) {
+	info.group_id = sub->group_id;
+	info.subgroup_id = sub->id;
+	info.self_id = sub->self_id;
+	info.mode = sub->cfg.mode;
+	info.window = sub->cfg.window;
+	info.max_msg = sub->cfg.max_msg;
+	info.slot_size = sub->eng.slot_size;
+	info.nmembers = sub->cfg.nmembers;
+	info.nsenders = sub->cfg.nsenders;
+	info.my_rank = sub->my_rank;
+	info.state = spindle_sub_state(sub);
+	info.producer_size = spindle_producer_size(sub);
+	for (r = 0; info.rings && r < min(room, sub->cfg.nsenders); r++) {
 		memset(&ri, 0, sizeof(ri));
-		ri.member_id = sg->rank_id[r];
-		ri.flags = (s32)r == sg->my_rank ? SPINDLE_RING_WRITABLE : 0;
+		ri.member_id = sub->rank_id[r];
+		ri.flags = (s32)r == sub->my_rank ? SPINDLE_RING_WRITABLE : 0;
 		ri.mmap_offset = spindle_ring_offset(r);
-		ri.mmap_size = sg->pay[r]->size;
+		ri.mmap_size = sub->pay[r]->size;
 		if (copy_to_user(u64_to_user_ptr(info.rings) + r * sizeof(ri),
 				 &ri, sizeof(ri)))
 			return -EFAULT;
@@ -236,7 +240,7 @@ static long spindle_ioc_info(struct spindle_file *f, void __user *uarg)
 
 static void spindle_res_push(struct spindle_file *f, u64 first, u32 n)
 {
-	u32 w = f->sg->cfg.window;
+	u32 w = f->sub->cfg.window;
 	struct spindle_range *last = f->res_n ?
 		&f->res[(f->res_head + f->res_n - 1) % w] : NULL;
 
@@ -257,7 +261,7 @@ static u64 spindle_res_pop(struct spindle_file *f)
 
 	f->pending--;
 	if (!--r->count) {
-		f->res_head = (f->res_head + 1) % f->sg->cfg.window;
+		f->res_head = (f->res_head + 1) % f->sub->cfg.window;
 		f->res_n--;
 	}
 	return pos;
@@ -271,46 +275,46 @@ static u64 spindle_res_pop(struct spindle_file *f)
  */
 static bool spindle_res_stale(struct spindle_file *f)
 {
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 	bool stale;
 
-	spin_lock_bh(&sg->lock);
-	stale = f->res[f->res_head].first < sg->pos_base;
-	spin_unlock_bh(&sg->lock);
+	spin_lock_bh(&sub->lock);
+	stale = f->res[f->res_head].first < sub->pos_base;
+	spin_unlock_bh(&sub->lock);
 	return stale;
 }
 
 /* Mark this file's @count oldest reservations with @lens. */
 static int spindle_mark(struct spindle_file *f, const u32 *lens, u32 count)
 {
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 	u32 i;
 	int ret;
 
 	for (i = 0; i < count; i++)
-		if (lens[i] != SPINDLE_LEN_VOID && lens[i] > sg->cfg.max_msg)
+		if (lens[i] != SPINDLE_LEN_VOID && lens[i] > sub->cfg.max_msg)
 			return -EMSGSIZE;
-	spin_lock_bh(&sg->lock);
+	spin_lock_bh(&sub->lock);
 	/* the oldest reservation: stale ones were dropped before we came here */
-	ret = spindle_mark_errno(sg, f->res[f->res_head].first);
+	ret = spindle_mark_errno(sub, f->res[f->res_head].first);
 	for (i = 0; !ret && i < count; i++) {
 		u64 pos = spindle_res_pop(f);
 
 		if (lens[i] == SPINDLE_LEN_VOID)
-			ret = sp_sg_void(&sg->eng, pos - sg->pos_base);
+			ret = sp_sub_void(&sub->eng, pos - sub->pos_base);
 		else
-			ret = sp_sg_mark_ready(&sg->eng, pos - sg->pos_base, lens[i]);
+			ret = sp_sub_mark_ready(&sub->eng, pos - sub->pos_base, lens[i]);
 		WARN_ON_ONCE(ret);
 	}
-	spin_unlock_bh(&sg->lock);
-	spindle_sg_kick(sg);
+	spin_unlock_bh(&sub->lock);
+	spindle_sub_kick(sub);
 	return ret;
 }
 
 static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 			     void __user *uarg)
 {
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 	struct spindle_send arg;
 	u32 *lens = NULL;
 	long timeout;
@@ -319,13 +323,13 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 	ret = spindle_copy_arg(&arg, sizeof(arg), sizeof(arg), uarg);
 	if (ret)
 		return ret;
-	atomic64_inc(&sg->send_calls);
+	atomic64_inc(&sub->send_calls);
 	if ((arg.flags & ~SPINDLE_SEND_NONBLOCK) || arg.reserved ||
 	    arg.reserved_count || arg.first || arg.pending)
 		return -EINVAL;
-	if (!(file->f_mode & FMODE_WRITE) || sg->my_rank < 0)
+	if (!(file->f_mode & FMODE_WRITE) || sub->my_rank < 0)
 		return -EPERM;
-	if (arg.reserve > sg->cfg.window)
+	if (arg.reserve > sub->cfg.window)
 		return -EINVAL;
 
 	mutex_lock(&f->send_lock);
@@ -355,20 +359,20 @@ static long spindle_ioc_send(struct spindle_file *f, struct file *file,
 		if (ret)
 			goto out;
 	}
-	if (arg.reserve && f->pending == sg->cfg.window) {
+	if (arg.reserve && f->pending == sub->cfg.window) {
 		ret = -EINVAL;	/* it holds every slot: mark some first */
 	} else if (arg.reserve) {
 		timeout = (arg.flags & SPINDLE_SEND_NONBLOCK) ||
 			  (file->f_flags & O_NONBLOCK) ? 0 :
 			  msecs_to_jiffies(arg.timeout_ms);
-		n = spindle_reserve(sg, min(arg.reserve,
-					    sg->cfg.window - f->pending),
+		n = spindle_reserve(sub, min(arg.reserve,
+					     sub->cfg.window - f->pending),
 				    &arg.first, timeout);
 		if (n < 0) {
 			ret = n;
 			goto out;
 		}
-		spindle_fault_hold(SPINDLE_HOLD_SEND, sg->group_id);
+		spindle_fault_hold(SPINDLE_HOLD_SEND, sub->group_id);
 		spindle_res_push(f, arg.first, n);
 		arg.reserved_count = n;
 	}
@@ -407,11 +411,11 @@ static int spindle_file_attach(struct spindle_file *f)
 	 * change waits until consumers gave back the old view's messages, so
 	 * a few records at a time is all there can be.
 	 */
-	f->qcap = f->sg->cfg.window * f->sg->cfg.nsenders + 64;
+	f->qcap = f->sub->cfg.window * f->sub->cfg.nsenders + 64;
 	f->q = kvcalloc(f->qcap, sizeof(*f->q), GFP_KERNEL_ACCOUNT);
 	if (!f->q)
 		return -ENOMEM;
-	c = spindle_attach(f->sg, &spindle_file_ops, f);
+	c = spindle_attach(f->sub, &spindle_file_ops, f);
 	if (IS_ERR(c)) {
 		kvfree(f->q);
 		f->q = NULL;
@@ -430,13 +434,13 @@ static u64 spindle_queued(struct spindle_file *f)
 
 static bool spindle_recv_ready(struct spindle_file *f)
 {
-	return spindle_queued(f) || spindle_sg_state(f->sg) == SPINDLE_GROUP_DOWN;
+	return spindle_queued(f) || spindle_sub_state(f->sub) == SPINDLE_GROUP_DOWN;
 }
 
 static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 			     void __user *uarg)
 {
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 	struct spindle_recv arg;
 	struct spindle_desc __user *udesc;
 	u32 n, first, part;
@@ -446,7 +450,7 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 	ret = spindle_copy_arg(&arg, sizeof(arg), sizeof(arg), uarg);
 	if (ret)
 		return ret;
-	atomic64_inc(&sg->recv_calls);
+	atomic64_inc(&sub->recv_calls);
 	if (arg.flags || arg.count || arg.pending ||
 	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)))
 		return -EINVAL;
@@ -470,7 +474,7 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 		if (!arg.timeout_ms || (file->f_flags & O_NONBLOCK)) {
 			ret = -EAGAIN;
 		} else {
-			left = wait_event_interruptible_timeout(sg->recv_wq,
+			left = wait_event_interruptible_timeout(sub->recv_wq,
 								spindle_recv_ready(f),
 								msecs_to_jiffies(arg.timeout_ms));
 			if (left < 0)
@@ -481,7 +485,7 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 	}
 	n = min_t(u64, arg.max, spindle_queued(f));
 	if (!n) {
-		int state = spindle_sg_state(sg);
+		enum spindle_group_state state = spindle_sub_state(sub);
 
 		if (state == SPINDLE_GROUP_DOWN)
 			ret = -ENOTCONN;
@@ -505,8 +509,8 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 			f->held++;
 	/* done reading those slots: the predicate thread may refill them */
 	smp_store_release(&f->qhead, f->qhead + n);
-	atomic64_add(n, &sg->recv_msgs);
-	spindle_hist_inc(sg->hist_recv_call, n);
+	atomic64_add(n, &sub->recv_msgs);
+	spindle_hist_inc(sub->hist_recv_call, n);
 	arg.count = n;
 done:
 	arg.pending = spindle_queued(f);
@@ -520,19 +524,19 @@ unlock:
 /* The producer's doorbell: only the producer rings it. */
 static long spindle_ioc_wake(struct spindle_file *f)
 {
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 	int ret = 0;
 
-	spin_lock_bh(&sg->lock);
-	if (sg->prod_owner != f)
+	spin_lock_bh(&sub->lock);
+	if (sub->prod_owner != f)
 		ret = -EINVAL;
-	else if (sg->prod_broken)
+	else if (sub->prod_broken)
 		ret = -EIO;
 	else
-		ret = spindle_producer_resync(sg);
-	spin_unlock_bh(&sg->lock);
+		ret = spindle_producer_resync(sub);
+	spin_unlock_bh(&sub->lock);
 	if (!ret)
-		spindle_sg_kick(sg);
+		spindle_sub_kick(sub);
 	return ret;
 }
 
@@ -558,29 +562,29 @@ static long spindle_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 /* For poll(): may this file's sender fill a slot now? */
 static bool spindle_can_fill(struct spindle_file *f)
 {
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 	bool ok;
 
-	spin_lock_bh(&sg->lock);
-	if (sg->prod_owner == f)	/* its own tail is only a hint here */
-		ok = sg->prod_stale ||
-		     READ_ONCE(((struct spindle_producer *)sg->prod_reg->vaddr)->tail) <
-		     sg->prod_limit;
+	spin_lock_bh(&sub->lock);
+	if (sub->prod_owner == f)	/* its own tail is only a hint here */
+		ok = sub->prod_stale ||
+		     READ_ONCE(((struct spindle_producer *)sub->prod_reg->vaddr)->tail) <
+		     sub->prod_limit;
 	else
-		ok = !sg->prod_owner && sp_sg_free_slots(&sg->eng);
-	spin_unlock_bh(&sg->lock);
+		ok = !sub->prod_owner && sp_sub_free_slots(&sub->eng);
+	spin_unlock_bh(&sub->lock);
 	return ok;
 }
 
 static __poll_t spindle_poll(struct file *file, poll_table *wait)
 {
 	struct spindle_file *f = file->private_data;
-	struct spindle_sg *sg = f->sg;
-	int state = spindle_sg_state(sg);
+	struct spindle_subgroup *sub = f->sub;
+	enum spindle_group_state state = spindle_sub_state(sub);
 	__poll_t mask = 0;
 
-	poll_wait(file, &sg->recv_wq, wait);
-	poll_wait(file, &sg->send_wq, wait);
+	poll_wait(file, &sub->recv_wq, wait);
+	poll_wait(file, &sub->send_wq, wait);
 	if (READ_ONCE(f->cons) && spindle_queued(f))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	if (f->res && state == SPINDLE_GROUP_ACTIVE && spindle_can_fill(f))
@@ -612,21 +616,21 @@ static const struct vm_operations_struct spindle_vm_ops = {
 /* Map the producer page, making this file the subgroup's producer. */
 static int spindle_mmap_producer(struct spindle_file *f, struct vm_area_struct *vma)
 {
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 	unsigned long len = vma->vm_end - vma->vm_start;
 	struct spindle_region *reg;
 	int ret;
 
 	if (!f->res || !(vma->vm_flags & VM_SHARED) ||
-	    !(vma->vm_flags & VM_WRITE) || len > spindle_producer_size(sg))
+	    !(vma->vm_flags & VM_WRITE) || len > spindle_producer_size(sub))
 		return -EINVAL;
-	ret = spindle_producer_attach(sg, f);
+	ret = spindle_producer_attach(sub, f);
 	if (ret)
 		return ret;
-	spin_lock_bh(&sg->lock);
-	reg = sg->prod_reg;
+	spin_lock_bh(&sub->lock);
+	reg = sub->prod_reg;
 	kref_get(&reg->ref);
-	spin_unlock_bh(&sg->lock);
+	spin_unlock_bh(&sub->lock);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	ret = remap_vmalloc_range(vma, reg->vaddr, 0);
 	if (ret) {
@@ -641,7 +645,7 @@ static int spindle_mmap_producer(struct spindle_file *f, struct vm_area_struct *
 static int spindle_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct spindle_file *f = file->private_data;
-	struct spindle_sg *sg = f->sg;
+	struct spindle_subgroup *sub = f->sub;
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	unsigned long len = vma->vm_end - vma->vm_start;
 	struct spindle_region *reg;
@@ -651,11 +655,11 @@ static int spindle_mmap(struct file *file, struct vm_area_struct *vma)
 	if (off == SPINDLE_MMAP_PRODUCER)
 		return spindle_mmap_producer(f, vma);
 	r = (off >> SPINDLE_MMAP_SHIFT) - 1;
-	if (off & ((1ULL << SPINDLE_MMAP_SHIFT) - 1) || r >= sg->cfg.nsenders) {
-		pr_debug("mmap of subgroup %u at bad offset %#llx\n", sg->id, off);
+	if (off & ((1ULL << SPINDLE_MMAP_SHIFT) - 1) || r >= sub->cfg.nsenders) {
+		pr_debug("mmap of subgroup %u at bad offset %#llx\n", sub->id, off);
 		return -EINVAL;
 	}
-	reg = sg->pay[r];
+	reg = sub->pay[r];
 	/*
 	 * Shared mappings only.  VM_MAYSHARE, not VM_SHARED: mmap() takes
 	 * VM_SHARED off a shared mapping of a file opened read-only, a
@@ -663,7 +667,7 @@ static int spindle_mmap(struct file *file, struct vm_area_struct *vma)
 	 */
 	if (len > reg->size || !(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
-	if ((s64)r != sg->my_rank) {
+	if ((s64)r != sub->my_rank) {
 		/* another sender's ring: never writable, not even later */
 		if (vma->vm_flags & VM_WRITE)
 			return -EACCES;
@@ -693,18 +697,18 @@ static const struct file_operations spindle_fops = {
 static ssize_t group_id_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
-	struct spindle_sg *sg = dev_get_drvdata(dev);
+	struct spindle_subgroup *sub = dev_get_drvdata(dev);
 
-	return sysfs_emit(buf, "%u\n", sg->group_id);
+	return sysfs_emit(buf, "%u\n", sub->group_id);
 }
 static DEVICE_ATTR_RO(group_id);
 
 static ssize_t subgroup_id_show(struct device *dev, struct device_attribute *attr,
 				char *buf)
 {
-	struct spindle_sg *sg = dev_get_drvdata(dev);
+	struct spindle_subgroup *sub = dev_get_drvdata(dev);
 
-	return sysfs_emit(buf, "%u\n", sg->id);
+	return sysfs_emit(buf, "%u\n", sub->id);
 }
 static DEVICE_ATTR_RO(subgroup_id);
 
@@ -728,50 +732,50 @@ static struct class spindle_class = {
 };
 
 /**
- * spindle_sgdev_add - create /dev/spindleN for a subgroup
- * @sg: subgroup
+ * spindle_subdev_add - create /dev/spindleN for a subgroup
+ * @sub: subgroup
  *
  * Injectable (fail_function): a group up that fails with some of its
  * devices made, in selftests/fail_inject.sh.
  * Return: 0 or -errno.
  */
-int spindle_sgdev_add(struct spindle_sg *sg)
+int spindle_subdev_add(struct spindle_subgroup *sub)
 {
 	struct device *dev;
 	int minor;
 
 	mutex_lock(&spindle_minor_lock);
-	minor = idr_alloc(&spindle_minors, sg, 0, SPINDLE_MAX_MINORS, GFP_KERNEL);
+	minor = idr_alloc(&spindle_minors, sub, 0, SPINDLE_MAX_MINORS, GFP_KERNEL);
 	mutex_unlock(&spindle_minor_lock);
 	if (minor < 0)
 		return minor;
-	sg->minor = minor;
+	sub->minor = minor;
 	dev = device_create_with_groups(&spindle_class, NULL,
-					MKDEV(MAJOR(spindle_devt), minor), sg,
+					MKDEV(MAJOR(spindle_devt), minor), sub,
 					spindle_dev_groups, "spindle%d", minor);
 	if (IS_ERR(dev)) {
-		spindle_sgdev_del(sg);
+		spindle_subdev_del(sub);
 		return PTR_ERR(dev);
 	}
-	sg->dev = dev;
+	sub->dev = dev;
 	return 0;
 }
-ALLOW_ERROR_INJECTION(spindle_sgdev_add, ERRNO);
+ALLOW_ERROR_INJECTION(spindle_subdev_add, ERRNO);
 
-void spindle_sgdev_del(struct spindle_sg *sg)
+void spindle_subdev_del(struct spindle_subgroup *sub)
 {
-	if (sg->minor < 0)
+	if (sub->minor < 0)
 		return;
-	if (sg->dev)
-		device_destroy(&spindle_class, MKDEV(MAJOR(spindle_devt), sg->minor));
+	if (sub->dev)
+		device_destroy(&spindle_class, MKDEV(MAJOR(spindle_devt), sub->minor));
 	mutex_lock(&spindle_minor_lock);
-	idr_remove(&spindle_minors, sg->minor);
+	idr_remove(&spindle_minors, sub->minor);
 	mutex_unlock(&spindle_minor_lock);
-	sg->dev = NULL;
-	sg->minor = -1;
+	sub->dev = NULL;
+	sub->minor = -1;
 }
 
-int spindle_sgdev_init(void)
+int spindle_subdev_init(void)
 {
 	int ret;
 
@@ -794,7 +798,7 @@ unregister:
 	return ret;
 }
 
-void spindle_sgdev_exit(void)
+void spindle_subdev_exit(void)
 {
 	cdev_del(&spindle_cdev);
 	class_unregister(&spindle_class);
