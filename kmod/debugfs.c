@@ -11,6 +11,7 @@
 #include "group.h"
 #include "peer.h"
 #include "subgroup.h"
+#include "hostile.h"
 
 static struct dentry *spindle_dbg_root;
 
@@ -108,12 +109,8 @@ void spindle_debugfs_add(struct spindle_group *g)
 	snprintf(name, sizeof(name), "group%u", g->id);
 	g->dbg = debugfs_create_dir(name, spindle_dbg_root);
 	debugfs_create_file("stats", 0400, g->dbg, g, &spindle_dbg_stats_fops);
-	/* for the hostile-peer test: see enum spindle_hostile */
-	debugfs_create_u32("hostile", 0600, g->dbg, &g->hostile);
 	debugfs_create_file("keys", 0400, g->dbg, g, &spindle_dbg_keys_fops);
-	debugfs_create_u32("hostile_peer", 0600, g->dbg, &g->hostile_peer);
-	debugfs_create_x32("hostile_rkey", 0600, g->dbg, &g->hostile_rkey);
-	debugfs_create_x64("hostile_addr", 0600, g->dbg, &g->hostile_addr);
+	spindle_hostile_debugfs(g, g->dbg);
 	spindle_fault_debugfs(g, g->dbg);
 }
 

@@ -54,12 +54,27 @@ enum spindle_fault_hold {
 	SPINDLE_HOLD_NPOINTS,
 };
 
+#ifdef SPINDLE_TESTING
 void spindle_fault_hold(enum spindle_fault_hold h, u32 group);
 u32 spindle_fault_cq_entries(u32 want, u32 group);
+void spindle_fault_cm_delay(void);
+u64 spindle_fault_row_hold_ns(void);
 
 void spindle_fault_init(struct spindle_group *g);
 void spindle_fault_reached(struct spindle_group *g, enum spindle_fault_point p);
 bool spindle_fault_pass(struct spindle_group *g, u64 now);
 void spindle_fault_debugfs(struct spindle_group *g, struct dentry *dir);
+#else	/* built without the test hooks (SPINDLE_TESTING=n): none of it */
+static inline void spindle_fault_hold(enum spindle_fault_hold h, u32 group) { }
+static inline u32 spindle_fault_cq_entries(u32 want, u32 group) { return want; }
+static inline void spindle_fault_cm_delay(void) { }
+static inline u64 spindle_fault_row_hold_ns(void) { return 0; }
+
+static inline void spindle_fault_init(struct spindle_group *g) { }
+static inline void spindle_fault_reached(struct spindle_group *g,
+					 enum spindle_fault_point p) { }
+static inline bool spindle_fault_pass(struct spindle_group *g, u64 now) { return false; }
+static inline void spindle_fault_debugfs(struct spindle_group *g, struct dentry *dir) { }
+#endif
 
 #endif

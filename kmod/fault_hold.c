@@ -10,6 +10,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
 #include <linux/printk.h>
@@ -33,6 +34,14 @@ MODULE_PARM_DESC(fault_active_delay_ms, "Testing only: a group whose members all
 static unsigned int fault_cq_entries;
 module_param(fault_cq_entries, uint, 0644);
 MODULE_PARM_DESC(fault_cq_entries, "Testing only: give each group brought up from now on a completion queue of at most this many entries, so that it overruns (0: as deep as its connections need)");
+
+static unsigned int fault_cm_delay_ms;
+module_param(fault_cm_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_cm_delay_ms, "Testing only: delay the handling of connection failure events (ms, at most 60000)");
+
+static unsigned int fault_row_hold_ms;
+module_param(fault_row_hold_ms, uint, 0644);
+MODULE_PARM_DESC(fault_row_hold_ms, "Testing only: hold my row back from a member outside the view for this long after it connects (ms)");
 
 static unsigned int *const spindle_holds[SPINDLE_HOLD_NPOINTS] = {
 	[SPINDLE_HOLD_SEND] = &fault_send_delay_ms,
@@ -80,4 +89,31 @@ u32 spindle_fault_cq_entries(u32 want, u32 group)
 	pr_warn("group %u: fault injection: a completion queue of %u entries\n",
 		group, cap);
 	return cap;
+}
+
+/**
+ * spindle_fault_cm_delay - hold a connection's failure event back
+ *
+ * So that its flushed completions reach the predicate thread first (a
+ * test of which connection they are taken for).  Silent: a group forming
+ * sees many.
+ * Context: the rdma_cm handler: sleeps.
+ */
+void spindle_fault_cm_delay(void)
+{
+	u32 ms = min_t(u32, READ_ONCE(fault_cm_delay_ms), HOLD_MAX_MS);
+
+	if (unlikely(ms))
+		msleep(ms);
+}
+
+/**
+ * spindle_fault_row_hold_ns - how long my row is held back from a joiner
+ *
+ * Return: 0 unless a test asks (then a joiner sees every connection ready
+ * before any row, as a loaded one may).
+ */
+u64 spindle_fault_row_hold_ns(void)
+{
+	return (u64)READ_ONCE(fault_row_hold_ms) * NSEC_PER_MSEC;
 }

@@ -7,6 +7,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/string.h>
 
 #include "group.h"
@@ -166,4 +167,20 @@ bool spindle_hostile_row(struct spindle_peer *peer, u64 loff, bool bell)
 	spindle_queue_range(peer, &peer->kc->l_stage, loff, &peer->kc->w_meta, 0,
 			    g->row_bytes, bell, U32_MAX);
 	return true;
+}
+
+/**
+ * spindle_hostile_debugfs - the files a hostile-peer test sets
+ * @g: group
+ * @dir: its debugfs directory
+ *
+ * "hostile" (enum spindle_hostile), and for SPINDLE_HOSTILE_FOREIGN_KEY
+ * whom to write ("hostile_peer"), with which key and at which address.
+ */
+void spindle_hostile_debugfs(struct spindle_group *g, struct dentry *dir)
+{
+	debugfs_create_u32("hostile", 0600, dir, &g->hostile);
+	debugfs_create_u32("hostile_peer", 0600, dir, &g->hostile_peer);
+	debugfs_create_x32("hostile_rkey", 0600, dir, &g->hostile_rkey);
+	debugfs_create_x64("hostile_addr", 0600, dir, &g->hostile_addr);
 }

@@ -10,8 +10,10 @@
 #ifndef SPINDLE_HOSTILE_H
 #define SPINDLE_HOSTILE_H
 
+#include <linux/compiler.h>
 #include <linux/types.h>
 
+struct dentry;
 struct spindle_group;
 struct spindle_peer;
 struct sp_block;
@@ -34,9 +36,31 @@ enum spindle_hostile {
 	SPINDLE_HOSTILE_SILENT,		/* (what FOREIGN_KEY turns into) */
 };
 
+#ifdef SPINDLE_TESTING
+/* The group's mode: SPINDLE_HOSTILE_OFF unless a test set one (debugfs). */
+#define spindle_hostile_mode(g)	READ_ONCE((g)->hostile)
+
 void spindle_hostile_block(struct spindle_group *g, struct sp_block *b);
 u32 spindle_hostile_hdrs(const struct spindle_peer *peer, const void *from,
 			 u32 len, void *to);
 bool spindle_hostile_row(struct spindle_peer *peer, u64 loff, bool bell);
+void spindle_hostile_debugfs(struct spindle_group *g, struct dentry *dir);
+#else	/* built without the test hooks (SPINDLE_TESTING=n): never hostile */
+#define spindle_hostile_mode(g)	((void)(g), SPINDLE_HOSTILE_OFF)
+
+static inline void spindle_hostile_block(struct spindle_group *g, struct sp_block *b) { }
+static inline u32 spindle_hostile_hdrs(const struct spindle_peer *peer,
+				       const void *from, u32 len, void *to)
+{
+	return 0;
+}
+
+static inline bool spindle_hostile_row(struct spindle_peer *peer, u64 loff, bool bell)
+{
+	return false;
+}
+
+static inline void spindle_hostile_debugfs(struct spindle_group *g, struct dentry *dir) { }
+#endif
 
 #endif /* SPINDLE_HOSTILE_H */

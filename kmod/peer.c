@@ -53,10 +53,6 @@
  * an attempt reach the predicate thread before the event does: a
  * completion must never be taken for one of a connection it is not of.
  */
-static unsigned int fault_cm_delay_ms;
-module_param(fault_cm_delay_ms, uint, 0644);
-MODULE_PARM_DESC(fault_cm_delay_ms, "Testing only: delay the handling of connection failure events (ms)");
-
 /*
  * Private data of the connect request and reply.  flags: SPINDLE_CM_IN_VIEW
  * says the sender has started a view (it runs one, or is joining one): a
@@ -551,8 +547,7 @@ static int spindle_conn_event(struct spindle_conn *conn, struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		if (unlikely(READ_ONCE(fault_cm_delay_ms)))
-			msleep(READ_ONCE(fault_cm_delay_ms));
+		spindle_fault_cm_delay();
 		/* the reaper destroys the id: never from its own handler */
 		spindle_conn_down(conn, rdma_event_msg(ev->event));
 		break;

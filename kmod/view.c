@@ -41,10 +41,6 @@ static unsigned int suspect_ms = 2000;
 module_param(suspect_ms, uint, 0644);
 MODULE_PARM_DESC(suspect_ms, "A member whose heartbeat stalls this long is suspected, in milliseconds (default 2000)");
 
-static unsigned int fault_row_hold_ms;
-module_param(fault_row_hold_ms, uint, 0644);
-MODULE_PARM_DESC(fault_row_hold_ms, "Testing only: hold my row back from a member outside the view for this long after it connects (ms)");
-
 static struct sp_row_hdr *spindle_my_row(struct spindle_group *g)
 {
 	return g->out_meta->vaddr;
@@ -816,7 +812,7 @@ bool spindle_view_engines_run(const struct spindle_group *g)
  */
 static bool spindle_row_held(struct spindle_group *g, struct spindle_peer *peer)
 {
-	u64 hold = (u64)READ_ONCE(fault_row_hold_ms) * NSEC_PER_MSEC;
+	u64 hold = spindle_fault_row_hold_ns();
 
 	return unlikely(hold) && !sp_mask_has(g->vc.members, peer->idx) &&
 	       ktime_get_ns() - peer->kc->ready_ns < hold;

@@ -89,7 +89,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_subgroup *sub,
 	const struct spindle_mrset *lset;
 	u32 s = sub->index, len = w->len, n;
 	bool bell = w->kind == SP_WR_BLOCK;
-	u32 hostile = READ_ONCE(g->hostile);
+	u32 hostile = spindle_hostile_mode(g);
 	u64 loff, roff;
 
 	if (unlikely(hostile == SPINDLE_HOSTILE_SILENT))
@@ -213,7 +213,7 @@ void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 	struct spindle_group *g = peer->g;
 	u64 loff = spindle_stage_off(peer);
 
-	if (unlikely(READ_ONCE(g->hostile)) && spindle_hostile_row(peer, loff, bell))
+	if (unlikely(spindle_hostile_mode(g)) && spindle_hostile_row(peer, loff, bell))
 		return;
 	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
 	spindle_queue_range(peer, &peer->kc->l_stage, loff, &peer->kc->w_meta, 0,

@@ -212,6 +212,11 @@ dkms_ok() {
 		"$k "*) ktap_diag "installed for $k: ${ko#"$TMP/mods/"}" ;;
 		*) ktap_diag "no spindle.ko installed for $k"; return 1 ;;
 		esac
+		# what users load has no test hooks (kmod/Kbuild, SPINDLE_TESTING)
+		if modinfo -p "$ko" | grep -q '^fault_'; then
+			ktap_diag "the module installed for $k has the test hooks"
+			return 1
+		fi
 	done
 	dkms remove "spindle/$VERSION" --all "${d[@]}" >>"$TMP/dkms.log" 2>&1 ||
 		{ diag_tail "$TMP/dkms.log" 5; return 1; }
