@@ -506,6 +506,147 @@ static noinline int spindle_thread_create(struct spindle_group *g)
 }
 ALLOW_ERROR_INJECTION(spindle_thread_create, ERRNO);
 
+/* A group of @cfg, CONNECTING, with nothing made yet. */
+static struct spindle_group *spindle_group_alloc(const struct sp_group_cfg *cfg)
+{
+	struct spindle_group *g = kzalloc(sizeof(*g), GFP_KERNEL);
+
+	if (!g)
+		return NULL;
+	INIT_LIST_HEAD(&g->node);
+	g->cfg = *cfg;
+	g->id = cfg->group_id;
+	g->me = sp_cfg_member_index(cfg, cfg->self_id);
+	g->cfg_hash = spindle_cfg_hash(cfg);
+	g->fault_member = -1;
+	g->cq_event = SPINDLE_CQ_FINE;
+	g->state = SPINDLE_GROUP_CONNECTING;
+	spin_lock_init(&g->peer_lock);
+	INIT_LIST_HEAD(&g->zombies);
+	init_waitqueue_head(&g->pass_wq);
+	atomic_set(&g->doorbell, 0);
+	return g;
+}
+
+/* The completion queue every connection shares (none for a group of one). */
+static int spindle_group_cq(struct spindle_group *g, u32 npeers)
+{
+	struct ib_cq_init_attr attr = {};
+	int ret;
+
+	if (!npeers)
+		return 0;
+	ret = spindle_device_fits(g, npeers, &attr.cqe);
+	if (ret)
+		return ret;
+	g->cq = ib_create_cq(g->ibdev, spindle_cq_event, spindle_cq_async_event,
+			     g, &attr);
+	if (IS_ERR(g->cq)) {
+		ret = PTR_ERR(g->cq);
+		g->cq = NULL;
+	}
+	return ret;
+}
+
+/* Every member's row and view area: mine to push, the others' to read. */
+static int spindle_group_meta(struct spindle_group *g)
+{
+	const struct sp_group_cfg *cfg = &g->cfg;
+	struct spindle_region **r;
+	int ret = 0;
+	u32 i;
+
+	for (i = 0; i < cfg->nmembers; i++) {
+		sp_meta_layout(cfg, cfg->members[i].id, &g->layout[i], PAGE_SIZE);
+		r = i == g->me ? &g->out_meta : &g->in_meta[i];
+		*r = spindle_alloc_mapped(g, g->layout[i].size, &ret);
+		if (!*r)
+			return ret;
+	}
+	return 0;
+}
+
+/* The view state, the subgroups this node is in, and a peer per member. */
+static int spindle_group_parts(struct spindle_group *g)
+{
+	const struct sp_group_cfg *cfg = &g->cfg;
+	u32 i, s;
+	int ret;
+
+	ret = spindle_view_init(g);
+	if (ret)
+		return ret;
+	for (s = 0; s < cfg->nsubgroups; s++) {
+		if (sp_sub_member_pos(&cfg->subgroups[s], cfg->self_id) < 0)
+			continue;
+		ret = spindle_sub_create(g, s);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < cfg->nmembers; i++) {
+		if (i == g->me)
+			continue;
+		ret = spindle_peer_init(g, i);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* A /dev/spindleN for each of its subgroups. */
+static int spindle_group_devices(struct spindle_group *g)
+{
+	u32 s;
+	int ret;
+
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		if (!g->subs[s])
+			continue;
+		ret = spindle_subdev_add(g->subs[s]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The thread, then the listener: from then on requests may arrive, and
+ * everything they touch exists.  On failure nothing of either is left.
+ */
+static int spindle_group_run(struct spindle_group *g)
+{
+	int ret;
+
+	ret = spindle_thread_create(g);
+	if (ret)
+		return ret;
+	ret = spindle_listen(g);
+	if (ret) {
+		kthread_stop(g->thread);
+		WRITE_ONCE(g->thread_stopped, true);
+	}
+	return ret;
+}
+
+/* Up and on the list: the thread runs, the active sides connect. */
+static void spindle_group_go(struct spindle_group *g)
+{
+	u32 i;
+
+	if (g->cfg.nmembers == 1)
+		spindle_group_move(g, SPINDLE_GROUP_ACTIVE);
+	list_add_tail(&g->node, &spindle_groups);
+	spindle_fault_init(g);
+	spindle_debugfs_add(g);
+	wake_up_process(g->thread);
+	for (i = 0; i < g->cfg.nmembers; i++)
+		if (i != g->me)
+			spindle_peer_start(g->peers[i]);
+	pr_info("group %u up: member %u of %u, %u subgroup(s), on %s\n", g->id,
+		g->cfg.self_id, g->cfg.nmembers, g->cfg.nsubgroups,
+		dev_name(&g->ibdev->dev));
+}
+
 /**
  * spindle_group_up - create a group from a validated configuration
  * @cfg: the configuration, self_id resolved and validated
@@ -519,105 +660,30 @@ int spindle_group_up(struct sp_group_cfg *cfg, struct sockaddr_storage *self,
 		     struct spindle_group **out)
 {
 	struct spindle_group *g;
-	u32 i, s, npeers = cfg->nmembers - 1;
 	int ret;
 
 	lockdep_assert_held(&spindle_groups_lock);
-	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	g = spindle_group_alloc(cfg);
 	if (!g)
 		return -ENOMEM;
-	INIT_LIST_HEAD(&g->node);
-	g->cfg = *cfg;
-	g->id = cfg->group_id;
-	g->me = sp_cfg_member_index(cfg, cfg->self_id);
-	g->cfg_hash = spindle_cfg_hash(cfg);
-	g->fault_member = -1;
-	g->cq_event = SPINDLE_CQ_FINE;
-	g->state = SPINDLE_GROUP_CONNECTING;
-	spin_lock_init(&g->peer_lock);
-	INIT_LIST_HEAD(&g->zombies);
-	init_waitqueue_head(&g->pass_wq);
-	atomic_set(&g->doorbell, 0);
-
 	ret = spindle_bind(g, self);
+	if (!ret)
+		ret = spindle_group_cq(g, cfg->nmembers - 1);
+	if (!ret)
+		ret = spindle_group_meta(g);
+	if (!ret)
+		ret = spindle_group_parts(g);
+	if (!ret)
+		ret = spindle_account(g);
+	if (!ret)
+		ret = spindle_group_devices(g);
+	if (!ret) {
+		spindle_fault_hold(SPINDLE_HOLD_UP, g->id);
+		ret = spindle_group_run(g);
+	}
 	if (ret)
 		goto fail;
-	if (npeers) {
-		struct ib_cq_init_attr attr = {};
-
-		ret = spindle_device_fits(g, npeers, &attr.cqe);
-		if (ret)
-			goto fail;
-		g->cq = ib_create_cq(g->ibdev, spindle_cq_event, spindle_cq_async_event,
-				     g, &attr);
-		if (IS_ERR(g->cq)) {
-			ret = PTR_ERR(g->cq);
-			g->cq = NULL;
-			goto fail;
-		}
-	}
-
-	for (i = 0; i < cfg->nmembers; i++) {
-		sp_meta_layout(cfg, cfg->members[i].id, &g->layout[i], PAGE_SIZE);
-		if (i == g->me)
-			g->out_meta = spindle_alloc_mapped(g, g->layout[i].size, &ret);
-		else
-			g->in_meta[i] = spindle_alloc_mapped(g, g->layout[i].size, &ret);
-		if (!g->out_meta && i == g->me)
-			goto fail;
-		if (i != g->me && !g->in_meta[i])
-			goto fail;
-	}
-	ret = spindle_view_init(g);
-	if (ret)
-		goto fail;
-	for (s = 0; s < cfg->nsubgroups; s++) {
-		if (sp_sub_member_pos(&cfg->subgroups[s], cfg->self_id) < 0)
-			continue;
-		ret = spindle_sub_create(g, s);
-		if (ret)
-			goto fail;
-	}
-	for (i = 0; i < cfg->nmembers; i++) {
-		if (i == g->me)
-			continue;
-		ret = spindle_peer_init(g, i);
-		if (ret)
-			goto fail;
-	}
-	ret = spindle_account(g);
-	if (ret)
-		goto fail;
-	for (s = 0; s < cfg->nsubgroups; s++) {
-		if (!g->subs[s])
-			continue;
-		ret = spindle_subdev_add(g->subs[s]);
-		if (ret)
-			goto fail;
-	}
-	spindle_fault_hold(SPINDLE_HOLD_UP, g->id);
-	ret = spindle_thread_create(g);
-	if (ret)
-		goto fail;
-	/* from here on requests may arrive: everything they touch exists */
-	ret = spindle_listen(g);
-	if (ret) {
-		kthread_stop(g->thread);
-		WRITE_ONCE(g->thread_stopped, true);
-		goto fail;
-	}
-	if (!npeers)
-		spindle_group_move(g, SPINDLE_GROUP_ACTIVE);
-	list_add_tail(&g->node, &spindle_groups);
-	spindle_fault_init(g);
-	spindle_debugfs_add(g);
-	wake_up_process(g->thread);
-	for (i = 0; i < cfg->nmembers; i++)
-		if (i != g->me)
-			spindle_peer_start(g->peers[i]);
-	pr_info("group %u up: member %u of %u, %u subgroup(s), on %s\n", g->id,
-		cfg->self_id, cfg->nmembers, cfg->nsubgroups,
-		dev_name(&g->ibdev->dev));
+	spindle_group_go(g);
 	*out = g;
 	return 0;
 fail:

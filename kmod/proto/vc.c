@@ -371,6 +371,125 @@ static bool sp_vc_hold(const struct sp_vc_ops *ops, void *ctx, enum sp_vc_phase 
 	return ops->hold && ops->hold(ctx, phase);
 }
 
+/*
+ * The steps of a change, one per phase.  Each returns true when it moved
+ * on to the next phase, whose step then runs at once; false when the
+ * change waits (or stopped), with *work what sp_vc_step() returns.
+ */
+
+/* NORMAL, WEDGED: wedge on a suspicion or a join; lead or follow to a commit. */
+static bool sp_vc_step_old(struct sp_vc *vc, struct sp_row_hdr *mine,
+			   const struct sp_row_hdr *rows,
+			   const struct sp_vc_ops *ops, void *ctx, int *work)
+{
+	sp_mask_t alive;
+	int leader;
+
+	if (vc->phase == SP_VC_NORMAL) {
+		if (!vc->suspects && !vc->joins)
+			return false;
+		vc->phase = SP_VC_WEDGED;
+		ops->wedge(ctx);
+		set_mine(vc, &mine->wedged, vc->view);
+		*work = 1;
+		if (sp_vc_hold(ops, ctx, SP_VC_WEDGED))
+			return false;
+	}
+	alive = vc->members & ~vc->suspects;
+	leader = sp_mask_first(alive);
+	/* anyone can see a minority: nobody waits on it */
+	if (!sp_view_has_majority(vc->members, alive, vc->two_member_override)) {
+		*work = sp_vc_fail(vc, ops, ctx, "no majority of the old view survives");
+		return false;
+	}
+	if (leader >= 0 && (u32)leader == vc->me)
+		*work |= sp_vc_lead(vc, mine, rows, ops, ctx, alive);
+	if (vc->phase == SP_VC_FAILED) {
+		*work = 1;
+		return false;
+	}
+	*work |= sp_vc_follow(vc, mine, rows, ops, ctx, leader);
+	if (row_field(&mine->commit_view) != vc->view + 1 || vc->phase == SP_VC_FAILED)
+		return false;
+	vc->next_view = vc->view + 1;
+	vc->next_members = row_field(&mine->commit_members);
+	vc->prev_members = vc->members;
+	vc->phase = SP_VC_COMMITTED;
+	*work = 1;
+	return !sp_vc_hold(ops, ctx, SP_VC_COMMITTED);
+}
+
+/* COMMITTED: deliver up to the trim, then drain my writes of the old view. */
+static bool sp_vc_step_committed(struct sp_vc *vc, struct sp_row_hdr *mine,
+				 const struct sp_vc_ops *ops, void *ctx, int *work)
+{
+	*work = 1;
+	if (ops->apply_trim(ctx, vc->next_view, vc->next_members) == -EAGAIN)
+		return false;
+	if (!sp_mask_has(vc->next_members, vc->me)) {
+		*work = sp_vc_fail(vc, ops, ctx, "taken out of the group");
+		return false;
+	}
+	if (!ops->drain(ctx, vc->next_members))
+		return false;
+	set_mine(vc, &mine->drained, vc->next_view);
+	vc->phase = SP_VC_DRAINED;
+	return !sp_vc_hold(ops, ctx, SP_VC_DRAINED);
+}
+
+/* DRAINED: once everyone who stays has drained, reset memory for the view. */
+static bool sp_vc_step_drained(struct sp_vc *vc, struct sp_row_hdr *mine,
+			       const struct sp_row_hdr *rows,
+			       const struct sp_vc_ops *ops, void *ctx, int *work)
+{
+	sp_mask_t stay = vc->next_members & ~(vc->local_suspects | vc->suspects);
+
+	*work = 1;
+	if (!sp_vc_all(vc, mine, rows, stay, SP_ROW_OFF(drained), vc->next_view))
+		return false;
+	if (ops->reset(ctx, vc->next_view, vc->next_members) == -EAGAIN)
+		return false;
+	set_mine(vc, &mine->ready, vc->next_view);
+	vc->phase = SP_VC_READY;
+	return !sp_vc_hold(ops, ctx, SP_VC_READY);
+}
+
+/* READY: once everyone who stays is reset, install the view. */
+static int sp_vc_step_ready(struct sp_vc *vc, struct sp_row_hdr *mine,
+			    const struct sp_row_hdr *rows,
+			    const struct sp_vc_ops *ops, void *ctx)
+{
+	sp_mask_t stay = vc->next_members & ~(vc->local_suspects | vc->suspects);
+	sp_mask_t fenced;
+
+	if (!sp_vc_all(vc, mine, rows, stay, SP_ROW_OFF(ready), vc->next_view))
+		return 1;
+	vc->view = vc->next_view;
+	vc->members = vc->next_members;
+	/* who died during the change is suspected in the new view at once */
+	vc->suspects &= vc->members;
+	/*
+	 * What I found of those the change took out is settled: a new
+	 * incarnation of one is judged afresh, even before I see it
+	 * connect (its join may reach me through the others first).
+	 */
+	vc->local_suspects &= vc->members;
+	vc->joins = 0;
+	vc->survivors = 0;
+	vc->local_joins &= ~vc->members;
+	set_mine(vc, &mine->view_id, vc->view);
+	set_mine(vc, &mine->view_members, vc->members);
+	set_mine(vc, &mine->suspects, vc->suspects);
+	set_mine(vc, &mine->joins, 0);
+	vc->phase = SP_VC_NORMAL;
+	/* the waits skipped them: they may still be in the old view */
+	fenced = vc->members & (vc->suspects | vc->local_suspects);
+	if (fenced)
+		ops->fence(ctx, fenced);
+	ops->install(ctx, vc->view, vc->members);
+	return 1;
+}
+
 /**
  * sp_vc_step - one step of the view change, on every pass
  * @vc: state
@@ -387,8 +506,7 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 	       const struct sp_row_hdr *rows, const struct sp_vc_ops *ops,
 	       void *ctx)
 {
-	sp_mask_t alive, stay, fenced;
-	int work = 0, leader, ret;
+	int work = 0;
 
 	if (vc->phase == SP_VC_FAILED)
 		return 0;
@@ -406,88 +524,19 @@ int sp_vc_step(struct sp_vc *vc, struct sp_row_hdr *mine,
 	switch (vc->phase) {
 	case SP_VC_NORMAL:
 	case SP_VC_WEDGED:
-		if (vc->phase == SP_VC_NORMAL) {
-			if (!vc->suspects && !vc->joins)
-				return 0;
-			vc->phase = SP_VC_WEDGED;
-			ops->wedge(ctx);
-			set_mine(vc, &mine->wedged, vc->view);
-			if (sp_vc_hold(ops, ctx, SP_VC_WEDGED))
-				return 1;
-			work = 1;
-		}
-		alive = vc->members & ~vc->suspects;
-		leader = sp_mask_first(alive);
-		/* anyone can see a minority: nobody waits on it */
-		if (!sp_view_has_majority(vc->members, alive, vc->two_member_override))
-			return sp_vc_fail(vc, ops, ctx, "no majority of the old view survives");
-		if (leader >= 0 && (u32)leader == vc->me)
-			work |= sp_vc_lead(vc, mine, rows, ops, ctx, alive);
-		if (vc->phase == SP_VC_FAILED)
-			return 1;
-		work |= sp_vc_follow(vc, mine, rows, ops, ctx, leader);
-		if (row_field(&mine->commit_view) != vc->view + 1 || vc->phase == SP_VC_FAILED)
+		if (!sp_vc_step_old(vc, mine, rows, ops, ctx, &work))
 			return work;
-		vc->next_view = vc->view + 1;
-		vc->next_members = row_field(&mine->commit_members);
-		vc->prev_members = vc->members;
-		vc->phase = SP_VC_COMMITTED;
-		if (sp_vc_hold(ops, ctx, SP_VC_COMMITTED))
-			return 1;
 		fallthrough;
 	case SP_VC_COMMITTED:
-		ret = ops->apply_trim(ctx, vc->next_view, vc->next_members);
-		if (ret == -EAGAIN)
-			return 1;
-		if (!sp_mask_has(vc->next_members, vc->me))
-			return sp_vc_fail(vc, ops, ctx, "taken out of the group");
-		if (!ops->drain(ctx, vc->next_members))
-			return 1;
-		set_mine(vc, &mine->drained, vc->next_view);
-		vc->phase = SP_VC_DRAINED;
-		if (sp_vc_hold(ops, ctx, SP_VC_DRAINED))
-			return 1;
+		if (!sp_vc_step_committed(vc, mine, ops, ctx, &work))
+			return work;
 		fallthrough;
 	case SP_VC_DRAINED:
-		stay = vc->next_members & ~(vc->local_suspects | vc->suspects);
-		if (!sp_vc_all(vc, mine, rows, stay, SP_ROW_OFF(drained), vc->next_view))
-			return 1;
-		ret = ops->reset(ctx, vc->next_view, vc->next_members);
-		if (ret == -EAGAIN)
-			return 1;
-		set_mine(vc, &mine->ready, vc->next_view);
-		vc->phase = SP_VC_READY;
-		if (sp_vc_hold(ops, ctx, SP_VC_READY))
-			return 1;
+		if (!sp_vc_step_drained(vc, mine, rows, ops, ctx, &work))
+			return work;
 		fallthrough;
 	case SP_VC_READY:
-		stay = vc->next_members & ~(vc->local_suspects | vc->suspects);
-		if (!sp_vc_all(vc, mine, rows, stay, SP_ROW_OFF(ready), vc->next_view))
-			return 1;
-		vc->view = vc->next_view;
-		vc->members = vc->next_members;
-		/* who died during the change is suspected in the new view at once */
-		vc->suspects &= vc->members;
-		/*
-		 * What I found of those the change took out is settled: a new
-		 * incarnation of one is judged afresh, even before I see it
-		 * connect (its join may reach me through the others first).
-		 */
-		vc->local_suspects &= vc->members;
-		vc->joins = 0;
-		vc->survivors = 0;
-		vc->local_joins &= ~vc->members;
-		set_mine(vc, &mine->view_id, vc->view);
-		set_mine(vc, &mine->view_members, vc->members);
-		set_mine(vc, &mine->suspects, vc->suspects);
-		set_mine(vc, &mine->joins, 0);
-		vc->phase = SP_VC_NORMAL;
-		/* the waits skipped them: they may still be in the old view */
-		fenced = vc->members & (vc->suspects | vc->local_suspects);
-		if (fenced)
-			ops->fence(ctx, fenced);
-		ops->install(ctx, vc->view, vc->members);
-		return 1;
+		return sp_vc_step_ready(vc, mine, rows, ops, ctx);
 	case SP_VC_JOINING:
 	case SP_VC_FAILED:
 		break;
