@@ -27,6 +27,14 @@ static void spindle_sub_floor(struct spindle_subgroup *sub)
 	sp_sub_release(&sub->eng, floor);
 }
 
+/* With no consumer, nobody holds what was delivered: give it all back. */
+static void spindle_sub_release_unheld(struct spindle_subgroup *sub)
+{
+	lockdep_assert_held(&sub->cons_lock);
+	if (list_empty(&sub->consumers))
+		sp_sub_release(&sub->eng, sub->eng.dl_descs);
+}
+
 /*
  * Hand @n engine descriptors to every consumer, in the numbering users
  * see: configured ranks, and indices and sequence numbers that go on
@@ -81,12 +89,10 @@ bool spindle_sub_deliver_upto(struct spindle_subgroup *sub, const u64 *trim)
 	spin_lock(&sub->cons_lock);
 	do {
 		spindle_sub_floor(sub);
-		if (list_empty(&sub->consumers))
-			sp_sub_release(e, e->dl_descs);
+		spindle_sub_release_unheld(sub);
 		n = sp_sub_deliver_trim(e, trim, sub->descs, e->log_size);
 		spindle_sub_hand(sub, n);
-		if (list_empty(&sub->consumers))
-			sp_sub_release(e, e->dl_descs);
+		spindle_sub_release_unheld(sub);
 	} while (n);
 	for (r = 0; r < e->nsenders; r++)
 		if (e->rx[r].dl_idx < trim[r])
@@ -126,8 +132,7 @@ bool spindle_sub_quiet(struct spindle_subgroup *sub)
 
 	spin_lock(&sub->cons_lock);
 	spindle_sub_floor(sub);
-	if (list_empty(&sub->consumers))
-		sp_sub_release(&sub->eng, sub->eng.dl_descs);
+	spindle_sub_release_unheld(sub);
 	quiet = sub->eng.dl_descs == sub->eng.rel_descs;
 	spin_unlock(&sub->cons_lock);
 	return quiet;

@@ -698,24 +698,39 @@ fail:
 	return ret;
 }
 
-/* Nothing left to push and every posted write completed. */
-static bool spindle_group_drained(struct spindle_group *g)
+/**
+ * spindle_group_owes - has a subgroup still something to push?
+ * @g: group
+ * @who: to which members (indices), of those whose connection is ready
+ *
+ * Return: whether any subgroup's engine has output for one of them.
+ */
+bool spindle_group_owes(struct spindle_group *g, sp_mask_t who)
 {
-	u32 i, s, m;
+	u32 s, m;
 
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct spindle_subgroup *sub = g->subs[s];
 
-		if (!sub)
-			continue;
-		for (m = 0; m < sub->eng.nmembers; m++) {
-			struct spindle_peer *peer = g->peers[sub->member_idx[m]];
+		for (m = 0; sub && m < sub->eng.nmembers; m++) {
+			u32 idx = sub->member_idx[m];
 
-			if (m != sub->eng.me && spindle_peer_ready(peer) &&
+			if (m != sub->eng.me && sp_mask_has(who, idx) &&
+			    spindle_peer_ready(g->peers[idx]) &&
 			    sp_sub_has_output(&sub->eng, m))
-				return false;
+				return true;
 		}
 	}
+	return false;
+}
+
+/* Nothing left to push and every posted write completed. */
+static bool spindle_group_drained(struct spindle_group *g)
+{
+	u32 i;
+
+	if (spindle_group_owes(g, ~(sp_mask_t)0))
+		return false;
 	for (i = 0; i < g->cfg.nmembers; i++) {
 		struct spindle_peer *peer = g->peers[i];
 

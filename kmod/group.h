@@ -119,6 +119,7 @@ void spindle_group_remove_device(struct ib_device *ibdev);
 void spindle_ring_doorbell(struct spindle_group *g);
 void spindle_group_check_active(struct spindle_group *g);
 bool spindle_group_move(struct spindle_group *g, enum spindle_group_state to);
+bool spindle_group_owes(struct spindle_group *g, sp_mask_t who);
 
 /* thread.c: the predicate kthread */
 int spindle_thread_fn(void *data);

@@ -390,13 +390,7 @@ out:
 /* sp_hist_add() for counters several files bump at once */
 static void spindle_hist_inc(atomic64_t *hist, u64 n)
 {
-	u32 b = 0;
-
-	while (n > 1 && b < SP_HIST_BUCKETS - 1) {
-		n >>= 1;
-		b++;
-	}
-	atomic64_inc(&hist[b]);
+	atomic64_inc(&hist[sp_hist_bucket(n)]);
 }
 
 /* The first RECV makes the file a consumer. */

@@ -497,7 +497,7 @@ static bool spindle_vc_drain(void *ctx, sp_mask_t next)
 {
 	struct spindle_group *g = ctx;
 	bool done = true;
-	u32 i, s, m;
+	u32 i;
 
 	for (i = 0; i < g->cfg.nmembers; i++) {
 		struct spindle_peer *peer = g->peers[i];
@@ -511,19 +511,7 @@ static bool spindle_vc_drain(void *ctx, sp_mask_t next)
 		if (spindle_peer_ready(peer) && peer->kc->sq_acked != peer->kc->sq_posted)
 			done = false;
 	}
-	for (s = 0; s < g->cfg.nsubgroups; s++) {
-		struct spindle_subgroup *sub = g->subs[s];
-
-		for (m = 0; sub && m < sub->eng.nmembers; m++) {
-			u32 idx = sub->member_idx[m];
-
-			if (m != sub->eng.me && sp_mask_has(next, idx) &&
-			    spindle_peer_ready(g->peers[idx]) &&
-			    sp_sub_has_output(&sub->eng, m))
-				done = false;
-		}
-	}
-	return done;
+	return done && !spindle_group_owes(g, next);
 }
 
 /* Point a (new) engine at the memory of the members it has. */

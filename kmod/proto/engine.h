@@ -162,7 +162,8 @@ struct sp_stats {
 	u64 hist_deliver[SP_HIST_BUCKETS];	/* messages per delivery */
 };
 
-static inline void sp_hist_add(u64 *hist, u64 n)
+/* The bucket of a batch of @n: floor(log2(n)), the last one for the rest. */
+static inline u32 sp_hist_bucket(u64 n)
 {
 	u32 b = 0;
 
@@ -170,7 +171,12 @@ static inline void sp_hist_add(u64 *hist, u64 n)
 		n >>= 1;
 		b++;
 	}
-	hist[b]++;
+	return b;
+}
+
+static inline void sp_hist_add(u64 *hist, u64 n)
+{
+	hist[sp_hist_bucket(n)]++;
 }
 
 struct sp_sub {
