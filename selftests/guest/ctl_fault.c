@@ -32,23 +32,6 @@
 #define G_DOWN		64
 #define PROMPT_S	3.0	/* "at once", for a guest under TCG */
 
-static const char *my_addr(void)
-{
-	static char buf[64];
-	const char *addrs = getenv("SPINDLE_ADDRS"), *node = getenv("SPINDLE_NODE");
-	int k = node ? atoi(node) : 0;
-	const char *p = addrs;
-
-	if (!addrs)
-		return NULL;
-	while (k-- > 0 && p && (p = strchr(p, ' ')))
-		p++;
-	if (!p)
-		return NULL;
-	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(p, " "), p);
-	return buf;
-}
-
 /* A one-member group (active at once) on this guest. */
 static int group_up(int ctl, uint32_t group)
 {
@@ -60,7 +43,7 @@ static int group_up(int ctl, uint32_t group)
 	c.group_id = group;
 	c.nmembers = 1;
 	c.nsubgroups = 1;
-	if (!my_addr() || spindle_parse_addr(my_addr(), 7500 + group, &c.members[0]))
+	if (!guest_addr() || spindle_parse_addr(guest_addr(), 7500 + group, &c.members[0]))
 		return -1;
 	sub->window = 4;
 	sub->max_msg = 64;

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static inline double now(void)
@@ -30,6 +32,24 @@ static inline int __attribute__((format(printf, 1, 2))) fail(const char *fmt, ..
 	va_end(ap);
 	fprintf(stderr, "\n");
 	return 1;
+}
+
+/* This guest's address: word SPINDLE_NODE of SPINDLE_ADDRS, or NULL. */
+static inline const char *guest_addr(void)
+{
+	static char buf[64];
+	const char *addrs = getenv("SPINDLE_ADDRS"), *node = getenv("SPINDLE_NODE");
+	int k = node ? atoi(node) : 0;
+	const char *p = addrs;
+
+	if (!addrs)
+		return NULL;
+	while (k-- > 0 && p && (p = strchr(p, ' ')))
+		p++;
+	if (!p)
+		return NULL;
+	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(p, " "), p);
+	return buf;
 }
 
 #endif

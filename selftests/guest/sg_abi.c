@@ -24,6 +24,7 @@
 
 #include "../../userspace/lib/libspindle.h"
 #include "../ktap.h"
+#include "guest.h"
 
 #define G_ACTIVE	61
 #define G_WAITING	62
@@ -33,23 +34,6 @@
 static int ctl = -1;
 static int up_ok;
 static char devpath[2][64];	/* [0]: group 61, [1]: group 62 */
-
-static const char *my_addr(void)
-{
-	static char buf[64];
-	const char *addrs = getenv("SPINDLE_ADDRS"), *node = getenv("SPINDLE_NODE");
-	int k = node ? atoi(node) : 0;
-	const char *p = addrs;
-
-	if (!addrs)
-		return NULL;
-	while (k-- > 0 && p && (p = strchr(p, ' ')))
-		p++;
-	if (!p)
-		return NULL;
-	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(p, " "), p);
-	return buf;
-}
 
 static void make_cfg(struct spindle_cfg *c, uint32_t group, int nmembers)
 {
@@ -61,7 +45,7 @@ static void make_cfg(struct spindle_cfg *c, uint32_t group, int nmembers)
 	c->self_id = 0;
 	c->nmembers = nmembers;
 	c->nsubgroups = 1;
-	spindle_parse_addr(my_addr(), 7500 + group, &c->members[0]);
+	spindle_parse_addr(guest_addr(), 7500 + group, &c->members[0]);
 	c->members[0].id = 0;
 	if (nmembers > 1) {
 		spindle_parse_addr("10.77.0.200", 7500 + group, &c->members[1]);
@@ -82,7 +66,7 @@ __attribute__((constructor(200))) static void setup(void)
 	struct spindle_cfg c;
 	char err[256];
 
-	if (!my_addr())
+	if (!guest_addr())
 		return;
 	ctl = spindle_ctl_open();
 	if (ctl < 0)
