@@ -132,7 +132,8 @@ struct spindle_conn {
 	u64 blk_inflight[SP_MAX_SUBGROUPS];	/* sq position after a block push */
 	u64 row_sent;			/* g->row_gen last queued */
 	u64 row_vc_sent;		/* g->vc.row_ver last queued */
-	u64 row_due;			/* ns: a newer row has waited for room since */
+	u64 row_inflight;		/* sq position after my last row push */
+	u64 row_due;			/* ns: a newer row has waited since */
 	bool row_due_said;		/* and the wait was logged */
 	struct spindle_drain sdrain;
 	struct spindle_drain rdrain;

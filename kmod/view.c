@@ -807,9 +807,10 @@ static bool spindle_row_held(struct spindle_group *g, struct spindle_peer *peer)
 }
 
 /*
- * My latest row waits for room in @peer's send queue.  Rows go first in a
- * pass, so a wait of a second means the queue does not move: say so once
- * (the peer will soon suspect us of silence).
+ * My latest row waits for room in @peer's send queue, or for my last row
+ * push to complete.  Rows go first in a pass, so a wait of a second means
+ * the queue does not move: say so once (the peer will soon suspect us of
+ * silence).
  */
 static void spindle_row_waits(struct spindle_group *g, struct spindle_peer *peer)
 {
@@ -823,9 +824,9 @@ static void spindle_row_waits(struct spindle_group *g, struct spindle_peer *peer
 	if (c->row_due_said || now - c->row_due < NSEC_PER_SEC)
 		return;
 	c->row_due_said = true;
-	pr_warn_ratelimited("group %u: my row has waited %llu ms for room in the send queue to member %u (posted %llu, acked %llu)\n",
+	pr_warn_ratelimited("group %u: my row has waited %llu ms for the send queue to member %u (posted %llu, acked %llu, last row push at %llu)\n",
 			    g->id, (now - c->row_due) / NSEC_PER_MSEC, peer->id,
-			    c->sq_posted, c->sq_acked);
+			    c->sq_posted, c->sq_acked, c->row_inflight);
 }
 
 /* Queue my row and view area to every peer that lacks its latest. */
@@ -847,7 +848,7 @@ void spindle_view_push_rows(struct spindle_group *g)
 		    peer->kc->row_sent == g->row_gen ||
 		    spindle_row_held(g, peer))
 			continue;
-		if (!spindle_peer_writes(peer)) {
+		if (!spindle_peer_writes(peer) || !spindle_row_landed(peer)) {
 			spindle_row_waits(g, peer);
 			continue;
 		}

@@ -202,22 +202,45 @@ u32 spindle_queue_range(struct spindle_peer *peer,
 }
 
 /**
- * spindle_peer_queue_row - append a push of my row header and view area
+ * spindle_row_landed - has my last row push to @peer completed?
  * @peer: a READY peer
+ *
+ * One row push in flight per peer, as with counter blocks: the next one
+ * carries whatever changed meanwhile.  Rows are pushed for heartbeats
+ * every heartbeat_ms, quiet group or not; a stream of them behind a send
+ * queue that does not move would keep the provider busy for nothing, and
+ * soft-RoCE since 6.8 (one task runs requester and completer) pushes its
+ * retransmit timer out on every post: a queue waiting for an ACK that was
+ * lost would never time out and retransmit while we went on posting.
+ */
+bool spindle_row_landed(const struct spindle_peer *peer)
+{
+	return peer->kc->sq_acked >= peer->kc->row_inflight;
+}
+
+/**
+ * spindle_peer_queue_row - append a push of my row header and view area
+ * @peer: a READY peer whose last row push landed (spindle_row_landed())
  * @bell: ring its doorbell (a view change; heartbeats need not)
  *
- * Staged like a block: what the NIC reads is the row of this moment.
+ * Staged like a block: what the NIC reads is the row of this moment.  The
+ * push is signaled: its completion says when the next one may go.
  */
 void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 {
 	struct spindle_group *g = peer->g;
+	struct spindle_conn *c = peer->kc;
 	u64 loff = spindle_stage_off(peer);
 
 	if (unlikely(spindle_hostile_mode(g)) && spindle_hostile_row(peer, loff, bell))
 		return;
 	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
-	spindle_queue_range(peer, &peer->kc->l_stage, loff, &peer->kc->w_meta, 0,
-			    g->row_bytes, bell, U32_MAX);
+	if (!spindle_queue_range(peer, &c->l_stage, loff, &c->w_meta, 0,
+				 g->row_bytes, bell, U32_MAX))
+		return;
+	if (!(peer->chain[peer->chain_len - 1].wr.send_flags & IB_SEND_SIGNALED))
+		spindle_signal(peer, peer->chain_len - 1);
+	c->row_inflight = c->sq_posted + peer->chain_len;
 }
 
 /**

@@ -26,6 +26,7 @@ u32 spindle_queue_range(struct spindle_peer *peer,
 			const struct spindle_mrset *lset, u64 loff,
 			const struct spindle_rregion *rr, u64 roff, u32 len,
 			bool bell, u32 imm);
+bool spindle_row_landed(const struct spindle_peer *peer);
 void spindle_peer_queue_row(struct spindle_peer *peer, bool bell);
 int spindle_poll_cq(struct spindle_group *g);
 void spindle_flush_all(struct spindle_group *g);

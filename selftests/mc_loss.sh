@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# A stream through a lossy network: every guest drops 1% of what it sends
+# (netem on its NIC), while all of them stream 1 KB messages, window 100.
+# Reliable connections retransmit what was lost; the stream must end as
+# it does without loss, every message delivered in order, and no member
+# may be suspected of silence on the way.  (Soft-RoCE since 6.8 pushes a
+# queue pair's retransmit timer out each time a write is posted: a member
+# that went on posting a heartbeat row every heartbeat_ms behind a lost
+# ACK never got its retransmission, its pushes to that peer stalled and
+# the peer took it out of the view 10 s later.  Rows now wait for the
+# last one to land, spindle_row_landed().)  Needs two guests or more,
+# and sch_netem in the guest's kernel.
+. selftests/lib/ktap.sh
+. selftests/lib/spindle.sh
+. selftests/lib/bw.sh
+
+N=${SPINDLE_NODES:-1}
+G=61
+LOSS=1%
+if [ "$N" -lt 2 ]; then
+	echo "1..0 # SKIP one guest: nothing crosses the network"
+	exit 4
+fi
+if ! modprobe sch_netem 2>/dev/null; then
+	echo "1..0 # SKIP no sch_netem in $(uname -r)"
+	exit 4
+fi
+spindle_load || exit 1
+
+retries() {
+	cat /sys/class/infiniband/rxe0/ports/1/hw_counters/completer_retry_err 2>/dev/null || echo 0
+}
+
+ktap_plan 3
+trap 'tc qdisc del dev eth0 root 2>/dev/null' EXIT
+before=$(retries)
+dmesg -C
+tc qdisc add dev eth0 root netem loss $LOSS || ktap_diag "tc qdisc add: exit $?"
+ktap_diag "$(tc qdisc show dev eth0 root)"
+bw_run loss_ordered_all_1k_w100 --group $G --port "$(bw_port 61)" --senders all \
+	--messages 1500 --size 1024 --window 100 --timeout 120
+tc qdisc del dev eth0 root
+after=$(retries)
+ktap_diag "retransmissions started by this guest: $((after - before))"
+# the loss was real: this guest's queue pairs had to retransmit
+ktap_check "loss_retransmitted" [ "$((after - before))" -gt 0 ]
+silent=$(dmesg | grep -c "group $G: .*\(silent for\|suspects\)")
+dmesg | grep "group $G: .*\(silent for\|suspects\|lost\)" | sed 's/^/# /'
+ktap_check "loss_nobody_suspected" [ "$silent" -eq 0 ]
+ktap_finish
