@@ -60,6 +60,19 @@ static void spindle_signal(struct spindle_peer *peer, u32 i)
 }
 
 /*
+ * Make the chain's last entry signaled (if it is not already); return the
+ * send queue position after it, which its completion acknowledges.
+ */
+static u64 spindle_signal_last(struct spindle_peer *peer)
+{
+	u32 last = peer->chain_len - 1;
+
+	if (!(peer->chain[last].wr.send_flags & IB_SEND_SIGNALED))
+		spindle_signal(peer, last);
+	return peer->kc->sq_posted + peer->chain_len;
+}
+
+/*
  * The staging slot of the next send queue entry: what the NIC reads from
  * it is a snapshot, reused only after that entry completed.
  */
@@ -135,9 +148,7 @@ void spindle_peer_queue(struct spindle_peer *peer, struct spindle_subgroup *sub,
 	sub->bytes_posted += len;
 	if (bell && n && spindle_coalesces(g)) {
 		/* its completion says when the next push may go */
-		if (!(peer->chain[peer->chain_len - 1].wr.send_flags & IB_SEND_SIGNALED))
-			spindle_signal(peer, peer->chain_len - 1);
-		c->blk_inflight[s] = c->sq_posted + peer->chain_len;
+		c->blk_inflight[s] = spindle_signal_last(peer);
 	}
 }
 
@@ -238,9 +249,7 @@ void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 	if (!spindle_queue_range(peer, &c->l_stage, loff, &c->w_meta, 0,
 				 g->row_bytes, bell, U32_MAX))
 		return;
-	if (!(peer->chain[peer->chain_len - 1].wr.send_flags & IB_SEND_SIGNALED))
-		spindle_signal(peer, peer->chain_len - 1);
-	c->row_inflight = c->sq_posted + peer->chain_len;
+	c->row_inflight = spindle_signal_last(peer);
 }
 
 /**
@@ -259,9 +268,8 @@ int spindle_peer_flush(struct spindle_peer *peer)
 	if (!n)
 		return 0;
 	/* when draining, for teardown or a view change, every chain ends signaled */
-	if ((READ_ONCE(peer->g->stopping) || peer->g->vc.phase != SP_VC_NORMAL) &&
-	    !(peer->chain[n - 1].wr.send_flags & IB_SEND_SIGNALED))
-		spindle_signal(peer, n - 1);
+	if (READ_ONCE(peer->g->stopping) || peer->g->vc.phase != SP_VC_NORMAL)
+		spindle_signal_last(peer);
 	for (i = 0; i + 1 < n; i++)
 		peer->chain[i].wr.next = &peer->chain[i + 1].wr;
 	peer->chain[n - 1].wr.next = NULL;

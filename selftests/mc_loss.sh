@@ -24,12 +24,17 @@ if [ "$N" -lt 2 ]; then
 	echo "1..0 # SKIP one guest: nothing crosses the network"
 	exit 4
 fi
+# The qdisc goes on now, while nothing is sent, and is only changed once
+# connected: adding a root qdisc swaps in noop_qdisc for a moment, and a
+# packet rxe sends then fails to leave (NET_XMIT_CN), which puts its QP in
+# the error state with nothing but flushed completions (on 6.12-rt a member
+# was lost so: "member 2 lost (WR flushed)").
 modprobe sch_netem 2>/dev/null
 if ! tc qdisc add dev eth0 root netem loss 0% 2>/dev/null; then
 	echo "1..0 # SKIP no netem in $(uname -r)"
 	exit 4
 fi
-tc qdisc del dev eth0 root
+trap 'tc qdisc del dev eth0 root 2>/dev/null' EXIT
 spindle_load || exit 1
 
 retries() {
@@ -37,18 +42,11 @@ retries() {
 }
 
 ktap_plan 3
-trap 'tc qdisc del dev eth0 root 2>/dev/null' EXIT
 before=$(retries)
 dmesg -C
 # the loss starts once this member is connected to all: forming a group
 # through a lossy network is not what this test is about (a member that
 # connected to nobody for 120 s at 1% loss was seen once: open).
-# The qdisc goes on while nothing is sent, and is only changed once
-# connected: adding a root qdisc swaps in noop_qdisc for a moment, and a
-# packet rxe sends then fails to leave (NET_XMIT_CN), which puts its QP in
-# the error state with nothing but flushed completions (on 6.12-rt a member
-# was lost so: "member 2 lost (WR flushed)").
-tc qdisc add dev eth0 root netem loss 0%
 (
 	for _i in $(seq 600); do
 		dmesg | grep -q "group $G: all $N members connected" && break
