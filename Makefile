@@ -83,11 +83,11 @@ modules:
 
 userspace: $(TOOLS) $(LIB)/libspindle.a $(LIB)/libspindle.so
 
-$(LIBSPINDLE_OBJ): $(LIBSPINDLE_SRCS) userspace/lib/libspindle.h uapi/linux/spindle.h
+$(LIBSPINDLE_OBJ): $(LIBSPINDLE_SRCS) userspace/lib/libspindle.h uapi/linux/spindle.h kmod/proto/cfg_err.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
 
-$(LIBSPINDLE_PIC): $(LIBSPINDLE_SRCS) userspace/lib/libspindle.h uapi/linux/spindle.h
+$(LIBSPINDLE_PIC): $(LIBSPINDLE_SRCS) userspace/lib/libspindle.h uapi/linux/spindle.h kmod/proto/cfg_err.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -fPIC -c -o $@ $<
 

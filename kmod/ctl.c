@@ -18,41 +18,14 @@
 #include "peer.h"
 #include "subgroup.h"
 
-static_assert((int)SPINDLE_CFG_E_GROUP_ID == (int)SP_CFG_E_GROUP_ID);
-static_assert((int)SPINDLE_CFG_E_GROUP_FLAGS == (int)SP_CFG_E_FLAGS);
-static_assert(SPINDLE_GROUP_BASELINE == SP_GROUP_BASELINE);
-static_assert(SPINDLE_GROUP_TWO_MEMBER_OVERRIDE == SP_GROUP_TWO_MEMBER_OVERRIDE);
-static_assert((int)SPINDLE_CFG_E_SG_SENDER == (int)SP_CFG_E_SUB_SENDER);
-static_assert(SPINDLE_MAX_MEMBERS == SP_MAX_MEMBERS);
-static_assert(SPINDLE_MAX_SUBGROUPS == SP_MAX_SUBGROUPS);
-static_assert(SPINDLE_MAX_WINDOW == SP_MAX_WINDOW);
-static_assert(SPINDLE_MAX_MSG == SP_MAX_MSG);
-static_assert(SPINDLE_HIST_BUCKETS == SP_HIST_BUCKETS);
-static_assert(sizeof(struct spindle_producer) == 128);
-static_assert((int)SPINDLE_MODE_ORDERED == (int)SP_MODE_ORDERED);
-static_assert((int)SPINDLE_MODE_UNORDERED == (int)SP_MODE_UNORDERED);
-
-static const char *const spindle_extra_err[] = {
-	[SPINDLE_CFG_E_FLAGS - SPINDLE_CFG_E_FLAGS] = "flags or reserved field not zero",
-	[SPINDLE_CFG_E_GROUP_EXISTS - SPINDLE_CFG_E_FLAGS] = "group_id already up",
-	[SPINDLE_CFG_E_SELF_AMBIGUOUS - SPINDLE_CFG_E_FLAGS] =
-		"self: several members' addresses are local",
-	[SPINDLE_CFG_E_NO_DEVICE - SPINDLE_CFG_E_FLAGS] =
-		"self: no RDMA device has this member's address",
-};
-
 static int spindle_cfg_reject(struct spindle_ctl_up *up, u32 field, u32 index,
 			      int err)
 {
-	const char *name = field >= SPINDLE_CFG_E_FLAGS ?
-		spindle_extra_err[field - SPINDLE_CFG_E_FLAGS] :
-		sp_cfg_err_name(field);
-
 	up->err_field = field;
 	up->err_index = index;
 	/* only CAP_NET_ADMIN gets here: every rejection is worth its line */
 	pr_warn("group %u: configuration rejected: %s (entry %u)\n",
-		up->group_id, name, index);
+		up->group_id, sp_cfg_err_name(field), index);
 	return err;
 }
 
@@ -93,9 +66,9 @@ static int spindle_copy_subgroups(struct spindle_ctl_up *up,
 		if (usg.flags || usg.reserved)
 			return spindle_cfg_reject(up, SPINDLE_CFG_E_FLAGS, s, -EINVAL);
 		if (!usg.nmembers || usg.nmembers > SP_MAX_MEMBERS)
-			return spindle_cfg_reject(up, SP_CFG_E_SUB_NMEMBERS, s, -EINVAL);
+			return spindle_cfg_reject(up, SPINDLE_CFG_E_SG_NMEMBERS, s, -EINVAL);
 		if (!usg.nsenders || usg.nsenders > usg.nmembers)
-			return spindle_cfg_reject(up, SP_CFG_E_SUB_NSENDERS, s, -EINVAL);
+			return spindle_cfg_reject(up, SPINDLE_CFG_E_SG_NSENDERS, s, -EINVAL);
 		sub->id = usg.id;
 		sub->window = usg.window;
 		sub->max_msg = usg.max_msg;
@@ -120,9 +93,9 @@ static int spindle_copy_cfg(struct spindle_ctl_up *up, struct sp_group_cfg *cfg)
 	if (up->reserved || up->err_field || up->err_index || up->self_id_out)
 		return spindle_cfg_reject(up, SPINDLE_CFG_E_FLAGS, 0, -EINVAL);
 	if (!up->nmembers || up->nmembers > SP_MAX_MEMBERS)
-		return spindle_cfg_reject(up, SP_CFG_E_NMEMBERS, 0, -EINVAL);
+		return spindle_cfg_reject(up, SPINDLE_CFG_E_NMEMBERS, 0, -EINVAL);
 	if (!up->nsubgroups || up->nsubgroups > SP_MAX_SUBGROUPS)
-		return spindle_cfg_reject(up, SP_CFG_E_NSUBGROUPS, 0, -EINVAL);
+		return spindle_cfg_reject(up, SPINDLE_CFG_E_NSUBGROUPS, 0, -EINVAL);
 	cfg->group_id = up->group_id;
 	cfg->flags = up->flags;
 	cfg->self_id = up->self_id;
@@ -133,7 +106,7 @@ static int spindle_copy_cfg(struct spindle_ctl_up *up, struct sp_group_cfg *cfg)
 				   sizeof(um)))
 			return -EFAULT;
 		if (um.id == SPINDLE_SELF_AUTO)
-			return spindle_cfg_reject(up, SP_CFG_E_MEMBER_ID_DUP, i, -EINVAL);
+			return spindle_cfg_reject(up, SPINDLE_CFG_E_MEMBER_ID_DUP, i, -EINVAL);
 		cfg->members[i].id = um.id;
 		cfg->members[i].family = um.family;
 		cfg->members[i].port = um.port;
@@ -159,7 +132,7 @@ static int spindle_copy_cfg(struct spindle_ctl_up *up, struct sp_group_cfg *cfg)
 			found = i;
 		}
 		if (found < 0)
-			return spindle_cfg_reject(up, SP_CFG_E_SELF, 0, -EADDRNOTAVAIL);
+			return spindle_cfg_reject(up, SPINDLE_CFG_E_SELF, 0, -EADDRNOTAVAIL);
 		cfg->self_id = cfg->members[found].id;
 	}
 	return 0;

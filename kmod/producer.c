@@ -15,6 +15,9 @@
 #include "region.h"
 #include "proto/ring.h"
 
+/* the uapi's layout of the page: userspace maps it at this size */
+static_assert(sizeof(struct spindle_producer) == 128);
+
 size_t spindle_producer_size(const struct spindle_subgroup *sub)
 {
 	if (sub->my_rank < 0)

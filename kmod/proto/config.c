@@ -11,36 +11,6 @@
 #include <linux/socket.h>
 #endif
 
-static const char *const sp_cfg_err_names[SP_CFG_E_MAX] = {
-	[SP_CFG_OK] = "ok",
-	[SP_CFG_E_NMEMBERS] = "nmembers",
-	[SP_CFG_E_MEMBER_ID_DUP] = "member.id (duplicate)",
-	[SP_CFG_E_MEMBER_FAMILY] = "member.family",
-	[SP_CFG_E_MEMBER_PORT] = "member.port",
-	[SP_CFG_E_MEMBER_ADDR] = "member.addr",
-	[SP_CFG_E_MEMBER_ADDR_DUP] = "member.addr (duplicate address:port)",
-	[SP_CFG_E_SELF] = "self (not a member)",
-	[SP_CFG_E_NSUBGROUPS] = "nsubgroups",
-	[SP_CFG_E_SUB_ID_DUP] = "subgroup.id (duplicate)",
-	[SP_CFG_E_SUB_MODE] = "subgroup.mode",
-	[SP_CFG_E_SUB_WINDOW] = "subgroup.window",
-	[SP_CFG_E_SUB_MAX_MSG] = "subgroup.max_msg",
-	[SP_CFG_E_SUB_RING_SIZE] = "subgroup.window * max_msg (ring too large)",
-	[SP_CFG_E_SUB_NMEMBERS] = "subgroup.nmembers",
-	[SP_CFG_E_SUB_MEMBER] = "subgroup.members (not a group member, or repeated)",
-	[SP_CFG_E_SUB_NSENDERS] = "subgroup.nsenders",
-	[SP_CFG_E_SUB_SENDER] = "subgroup.senders (not a subgroup member, or repeated)",
-	[SP_CFG_E_GROUP_ID] = "group_id",
-	[SP_CFG_E_FLAGS] = "flags",
-};
-
-const char *sp_cfg_err_name(enum sp_cfg_err_field field)
-{
-	if ((unsigned int)field >= SP_CFG_E_MAX)
-		return "unknown";
-	return sp_cfg_err_names[field];
-}
-
 int sp_cfg_member_index(const struct sp_group_cfg *cfg, u32 id)
 {
 	u32 i;
@@ -71,7 +41,7 @@ int sp_sub_member_pos(const struct sp_sub_cfg *sub, u32 id)
 	return sp_index_of(sub->members, sub->nmembers, id);
 }
 
-static int sp_fail(struct sp_cfg_err *err, enum sp_cfg_err_field f, u32 index)
+static int sp_fail(struct sp_cfg_err *err, enum spindle_cfg_err f, u32 index)
 {
 	err->field = f;
 	err->index = index;
@@ -105,25 +75,25 @@ static int sp_validate_members(const struct sp_group_cfg *cfg,
 	u32 i, j;
 
 	if (cfg->nmembers == 0 || cfg->nmembers > SP_MAX_MEMBERS)
-		return sp_fail(err, SP_CFG_E_NMEMBERS, 0);
+		return sp_fail(err, SPINDLE_CFG_E_NMEMBERS, 0);
 	for (i = 0; i < cfg->nmembers; i++) {
 		const struct sp_member_cfg *m = &cfg->members[i];
 
 		if (m->family != AF_INET && m->family != AF_INET6)
-			return sp_fail(err, SP_CFG_E_MEMBER_FAMILY, i);
+			return sp_fail(err, SPINDLE_CFG_E_MEMBER_FAMILY, i);
 		if (!m->port)
-			return sp_fail(err, SP_CFG_E_MEMBER_PORT, i);
+			return sp_fail(err, SPINDLE_CFG_E_MEMBER_PORT, i);
 		if (!sp_addr_usable(m))
-			return sp_fail(err, SP_CFG_E_MEMBER_ADDR, i);
+			return sp_fail(err, SPINDLE_CFG_E_MEMBER_ADDR, i);
 		for (j = 0; j < i; j++) {
 			if (cfg->members[j].id == m->id)
-				return sp_fail(err, SP_CFG_E_MEMBER_ID_DUP, i);
+				return sp_fail(err, SPINDLE_CFG_E_MEMBER_ID_DUP, i);
 			if (sp_same_endpoint(&cfg->members[j], m))
-				return sp_fail(err, SP_CFG_E_MEMBER_ADDR_DUP, i);
+				return sp_fail(err, SPINDLE_CFG_E_MEMBER_ADDR_DUP, i);
 		}
 	}
 	if (sp_cfg_member_index(cfg, cfg->self_id) < 0)
-		return sp_fail(err, SP_CFG_E_SELF, 0);
+		return sp_fail(err, SPINDLE_CFG_E_SELF, 0);
 	return 0;
 }
 
@@ -135,28 +105,28 @@ static int sp_validate_sub(const struct sp_group_cfg *cfg, u32 i,
 
 	for (j = 0; j < i; j++)
 		if (cfg->subgroups[j].id == sub->id)
-			return sp_fail(err, SP_CFG_E_SUB_ID_DUP, i);
+			return sp_fail(err, SPINDLE_CFG_E_SG_ID_DUP, i);
 	if (sub->mode != SP_MODE_ORDERED && sub->mode != SP_MODE_UNORDERED)
-		return sp_fail(err, SP_CFG_E_SUB_MODE, i);
+		return sp_fail(err, SPINDLE_CFG_E_SG_MODE, i);
 	if (sub->window == 0 || sub->window > SP_MAX_WINDOW)
-		return sp_fail(err, SP_CFG_E_SUB_WINDOW, i);
+		return sp_fail(err, SPINDLE_CFG_E_SG_WINDOW, i);
 	if (sub->max_msg == 0 || sub->max_msg > SP_MAX_MSG)
-		return sp_fail(err, SP_CFG_E_SUB_MAX_MSG, i);
+		return sp_fail(err, SPINDLE_CFG_E_SG_MAX_MSG, i);
 	if ((u64)sub->window * sp_sub_slot_size(sub) > SP_MAX_RING_BYTES)
-		return sp_fail(err, SP_CFG_E_SUB_RING_SIZE, i);
+		return sp_fail(err, SPINDLE_CFG_E_SG_RING_SIZE, i);
 	if (sub->nmembers == 0 || sub->nmembers > cfg->nmembers)
-		return sp_fail(err, SP_CFG_E_SUB_NMEMBERS, i);
+		return sp_fail(err, SPINDLE_CFG_E_SG_NMEMBERS, i);
 	for (j = 0; j < sub->nmembers; j++) {
 		if (sp_cfg_member_index(cfg, sub->members[j]) < 0 ||
 		    sp_index_of(sub->members, j, sub->members[j]) >= 0)
-			return sp_fail(err, SP_CFG_E_SUB_MEMBER, i);
+			return sp_fail(err, SPINDLE_CFG_E_SG_MEMBER, i);
 	}
 	if (sub->nsenders == 0 || sub->nsenders > sub->nmembers)
-		return sp_fail(err, SP_CFG_E_SUB_NSENDERS, i);
+		return sp_fail(err, SPINDLE_CFG_E_SG_NSENDERS, i);
 	for (j = 0; j < sub->nsenders; j++) {
 		if (sp_sub_member_pos(sub, sub->senders[j]) < 0 ||
 		    sp_index_of(sub->senders, j, sub->senders[j]) >= 0)
-			return sp_fail(err, SP_CFG_E_SUB_SENDER, i);
+			return sp_fail(err, SPINDLE_CFG_E_SG_SENDER, i);
 	}
 	return 0;
 }
@@ -173,17 +143,17 @@ int sp_cfg_validate(const struct sp_group_cfg *cfg, struct sp_cfg_err *err)
 	u32 i;
 	int ret;
 
-	err->field = SP_CFG_OK;
+	err->field = SPINDLE_CFG_OK;
 	err->index = 0;
 	if (!cfg->group_id)
-		return sp_fail(err, SP_CFG_E_GROUP_ID, 0);
+		return sp_fail(err, SPINDLE_CFG_E_GROUP_ID, 0);
 	if (cfg->flags & ~SP_GROUP_FLAGS)
-		return sp_fail(err, SP_CFG_E_FLAGS, 0);
+		return sp_fail(err, SPINDLE_CFG_E_GROUP_FLAGS, 0);
 	ret = sp_validate_members(cfg, err);
 	if (ret)
 		return ret;
 	if (cfg->nsubgroups == 0 || cfg->nsubgroups > SP_MAX_SUBGROUPS)
-		return sp_fail(err, SP_CFG_E_NSUBGROUPS, 0);
+		return sp_fail(err, SPINDLE_CFG_E_NSUBGROUPS, 0);
 	for (i = 0; i < cfg->nsubgroups; i++) {
 		ret = sp_validate_sub(cfg, i, err);
 		if (ret)

@@ -3,25 +3,28 @@
  * Group configuration as the protocol core sees it, and its validation.
  *
  * The same validation runs in the kernel (on what SPINDLE_CTL_UP copied in)
- * and in userspace unit tests.  A failure names the offending field with an
- * SP_CFG_E_* code and the index of the member or subgroup it belongs to, so
- * that both the kernel log line and spindlectl can say exactly what to fix.
+ * and in userspace unit tests.  A failure names the offending field with a
+ * SPINDLE_CFG_E_* code (uapi; cfg_err.h words it) and the index of the
+ * member or subgroup it belongs to, so that both the kernel log line and
+ * spindlectl can say exactly what to fix.
  */
 #ifndef SPINDLE_PROTO_CONFIG_H
 #define SPINDLE_PROTO_CONFIG_H
 
 #include "compat.h"
+#include "cfg_err.h"
 
-#define SP_MAX_MEMBERS		32
-#define SP_MAX_SUBGROUPS	32
-#define SP_MAX_WINDOW		4096
-#define SP_MAX_MSG		(1024U * 1024U)
+/* the uapi's limits (cfg_err.h includes it): one definition of each */
+#define SP_MAX_MEMBERS		SPINDLE_MAX_MEMBERS
+#define SP_MAX_SUBGROUPS	SPINDLE_MAX_SUBGROUPS
+#define SP_MAX_WINDOW		SPINDLE_MAX_WINDOW
+#define SP_MAX_MSG		SPINDLE_MAX_MSG
 #define SP_MAX_RING_BYTES	(64U * 1024U * 1024U)	/* window * slot size */
 #define SP_SLOT_ALIGN		64		/* payload slots: whole cache lines */
 
 enum sp_mode {
-	SP_MODE_ORDERED = 1,	/* round-robin total order, delivered when stable */
-	SP_MODE_UNORDERED = 2,	/* per-sender FIFO, delivered when stable */
+	SP_MODE_ORDERED = SPINDLE_MODE_ORDERED,		/* round-robin total order */
+	SP_MODE_UNORDERED = SPINDLE_MODE_UNORDERED,	/* per-sender FIFO */
 };
 
 struct sp_member_cfg {
@@ -42,9 +45,9 @@ struct sp_sub_cfg {
 	u32 senders[SP_MAX_MEMBERS];	/* member ids; position = sender rank */
 };
 
-/* Group flags (uapi: SPINDLE_GROUP_*). */
-#define SP_GROUP_BASELINE	0x1	/* pre-Spindle behaviour, for comparison */
-#define SP_GROUP_TWO_MEMBER_OVERRIDE	0x2	/* see the uapi header */
+/* Group flags: the uapi's SPINDLE_GROUP_* */
+#define SP_GROUP_BASELINE	SPINDLE_GROUP_BASELINE	/* pre-Spindle, for comparison */
+#define SP_GROUP_TWO_MEMBER_OVERRIDE	SPINDLE_GROUP_TWO_MEMBER_OVERRIDE
 #define SP_GROUP_FLAGS		(SP_GROUP_BASELINE | SP_GROUP_TWO_MEMBER_OVERRIDE)
 
 struct sp_group_cfg {
@@ -57,38 +60,12 @@ struct sp_group_cfg {
 	struct sp_sub_cfg subgroups[SP_MAX_SUBGROUPS];
 };
 
-/* Which field a configuration error is about (uapi: SPINDLE_CFG_E_*). */
-enum sp_cfg_err_field {
-	SP_CFG_OK = 0,
-	SP_CFG_E_NMEMBERS,		/* nmembers 0 or over SP_MAX_MEMBERS */
-	SP_CFG_E_MEMBER_ID_DUP,		/* members[i].id repeats an earlier id */
-	SP_CFG_E_MEMBER_FAMILY,		/* members[i].family not AF_INET/AF_INET6 */
-	SP_CFG_E_MEMBER_PORT,		/* members[i].port is 0 */
-	SP_CFG_E_MEMBER_ADDR,		/* members[i].addr unspecified/multicast */
-	SP_CFG_E_MEMBER_ADDR_DUP,	/* members[i] repeats an address:port */
-	SP_CFG_E_SELF,			/* self_id is not a member */
-	SP_CFG_E_NSUBGROUPS,		/* nsubgroups 0 or over SP_MAX_SUBGROUPS */
-	SP_CFG_E_SUB_ID_DUP,		/* subgroups[i].id repeats */
-	SP_CFG_E_SUB_MODE,		/* subgroups[i].mode unknown */
-	SP_CFG_E_SUB_WINDOW,		/* subgroups[i].window 0 or too big */
-	SP_CFG_E_SUB_MAX_MSG,		/* subgroups[i].max_msg 0 or too big */
-	SP_CFG_E_SUB_RING_SIZE,		/* window * slot size too big */
-	SP_CFG_E_SUB_NMEMBERS,		/* subgroups[i].nmembers 0 or too many */
-	SP_CFG_E_SUB_MEMBER,		/* subgroups[i] names a non-member or twice */
-	SP_CFG_E_SUB_NSENDERS,		/* subgroups[i].nsenders 0 or too many */
-	SP_CFG_E_SUB_SENDER,		/* a sender that is not a subgroup member, or twice */
-	SP_CFG_E_GROUP_ID,		/* group_id 0 */
-	SP_CFG_E_FLAGS,			/* an unknown flag */
-	SP_CFG_E_MAX
-};
-
 struct sp_cfg_err {
-	enum sp_cfg_err_field field;
+	enum spindle_cfg_err field;	/* uapi: what is wrong */
 	u32 index;		/* member or subgroup index the error is about */
 };
 
 int sp_cfg_validate(const struct sp_group_cfg *cfg, struct sp_cfg_err *err);
-const char *sp_cfg_err_name(enum sp_cfg_err_field field);
 
 /* Index of member @id in cfg->members, or -1. */
 int sp_cfg_member_index(const struct sp_group_cfg *cfg, u32 id);

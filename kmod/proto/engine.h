@@ -146,7 +146,7 @@ struct sp_seen {
 };
 
 /* Batch sizes in powers of two: bucket i counts batches of [2^i, 2^(i+1)). */
-#define SP_HIST_BUCKETS	16
+#define SP_HIST_BUCKETS	SPINDLE_HIST_BUCKETS	/* the uapi's stats arrays */
 
 struct sp_stats {
 	u64 msgs_sent;

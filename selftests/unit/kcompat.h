@@ -40,9 +40,8 @@ typedef int64_t s64;
 #define min_t(t, a, b)		((t)(a) < (t)(b) ? (t)(a) : (t)(b))
 #define max_t(t, a, b)		((t)(a) > (t)(b) ? (t)(a) : (t)(b))
 
-typedef uint16_t __le16;
-typedef uint32_t __le32;
-typedef uint64_t __le64;
+/* __le16/32/64 as the uapi header (config.h includes it) has them */
+#include <linux/types.h>
 #define cpu_to_le16(x)		((__le16)(x))
 #define cpu_to_le32(x)		((__le32)(x))
 #define cpu_to_le64(x)		((__le64)(x))

@@ -17,43 +17,16 @@
 
 #include "libspindle.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#include "../../kmod/proto/cfg_err.h"	/* the kernel's words for each code */
+
 #define DEFAULT_PORT	7471
 #define DEFAULT_WINDOW	100
 #define DEFAULT_MAX_MSG	1024
 
-static const char *const cfg_err_names[] = {
-	[SPINDLE_CFG_OK] = "ok",
-	[SPINDLE_CFG_E_NMEMBERS] = "number of members",
-	[SPINDLE_CFG_E_MEMBER_ID_DUP] = "member id (repeated or reserved)",
-	[SPINDLE_CFG_E_MEMBER_FAMILY] = "member address family",
-	[SPINDLE_CFG_E_MEMBER_PORT] = "member port",
-	[SPINDLE_CFG_E_MEMBER_ADDR] = "member address",
-	[SPINDLE_CFG_E_MEMBER_ADDR_DUP] = "member address:port (repeated)",
-	[SPINDLE_CFG_E_SELF] = "self (no member has a local address, or self is not a member)",
-	[SPINDLE_CFG_E_NSUBGROUPS] = "number of subgroups",
-	[SPINDLE_CFG_E_SG_ID_DUP] = "subgroup id (repeated)",
-	[SPINDLE_CFG_E_SG_MODE] = "subgroup mode",
-	[SPINDLE_CFG_E_SG_WINDOW] = "subgroup window",
-	[SPINDLE_CFG_E_SG_MAX_MSG] = "subgroup max_msg",
-	[SPINDLE_CFG_E_SG_RING_SIZE] = "subgroup window * max_msg (ring too large)",
-	[SPINDLE_CFG_E_SG_NMEMBERS] = "subgroup members (count)",
-	[SPINDLE_CFG_E_SG_MEMBER] = "subgroup members (not a group member, or repeated)",
-	[SPINDLE_CFG_E_SG_NSENDERS] = "subgroup senders (count)",
-	[SPINDLE_CFG_E_SG_SENDER] = "subgroup senders (not a subgroup member, or repeated)",
-	[SPINDLE_CFG_E_GROUP_ID] = "group id",
-	[SPINDLE_CFG_E_GROUP_FLAGS] = "group flags (baseline)",
-	[SPINDLE_CFG_E_FLAGS] = "flags or reserved fields",
-	[SPINDLE_CFG_E_GROUP_EXISTS] = "group id (already up on this node)",
-	[SPINDLE_CFG_E_SELF_AMBIGUOUS] = "self (several members' addresses are local)",
-	[SPINDLE_CFG_E_NO_DEVICE] = "self (no RDMA device has this member's address)",
-};
-
 const char *spindle_cfg_err_name(uint32_t field)
 {
-	if (field >= sizeof(cfg_err_names) / sizeof(cfg_err_names[0]) ||
-	    !cfg_err_names[field])
-		return "unknown field";
-	return cfg_err_names[field];
+	return sp_cfg_err_name(field);	/* the kernel's log line's words */
 }
 
 __attribute__((format(printf, 3, 4)))
