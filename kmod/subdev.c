@@ -103,26 +103,33 @@ static void spindle_file_deliver(struct spindle_consumer *c, void *priv,
 	wake_up_interruptible(&f->sub->recv_wq);
 }
 
+/* A view record travels in a descriptor's place: same size, same flags. */
+static_assert(sizeof(struct spindle_view_desc) == sizeof(struct spindle_desc));
+static_assert(offsetof(struct spindle_view_desc, rank) ==
+	      offsetof(struct spindle_desc, rank));
+static_assert(offsetof(struct spindle_view_desc, flags) ==
+	      offsetof(struct spindle_desc, flags));
+
 /* Consumer callback: a view record, in its place in the stream (cons_lock held). */
 static void spindle_file_view(struct spindle_consumer *c, void *priv,
 			      const struct spindle_view_rec *v)
 {
 	struct spindle_file *f = priv;
 	u64 tail = f->qtail;
-	struct spindle_desc *d;
+	struct spindle_view_desc rec = {
+		.view_id = v->view_id,
+		.members = v->members,
+		.own_delivered = v->own_delivered,
+		.nmembers = v->nmembers,
+		.rank = SPINDLE_RANK_NONE,
+		.flags = SPINDLE_DESC_VIEW,
+	};
 
 	lockdep_assert_held(&f->sub->cons_lock);
 	/* as in spindle_file_deliver(): RECV is done with the slot */
 	if (WARN_ON_ONCE(tail - smp_load_acquire(&f->qhead) >= f->qcap))
 		return;
-	d = &f->q[tail % f->qcap];
-	memset(d, 0, sizeof(*d));
-	d->seq = v->view_id;
-	d->index = v->members;
-	d->offset = v->own_delivered;
-	d->len = v->nmembers;
-	d->rank = 0xffff;
-	d->flags = SPINDLE_DESC_VIEW;
+	memcpy(&f->q[tail % f->qcap], &rec, sizeof(rec));
 	/* the record is written before the tail that publishes it */
 	smp_store_release(&f->qtail, tail + 1);
 	wake_up_interruptible(&f->sub->recv_wq);

@@ -1272,7 +1272,8 @@ static void check_descs(struct thr *t, const struct dev *d, const struct spindle
 		const struct spindle_desc *x = &dd[i];
 		struct mp *m;
 
-		if (DESC_VIEW && x->flags == DESC_VIEW && x->rank == 0xffff && !x->reserved)
+		if (DESC_VIEW && x->flags == DESC_VIEW && x->rank == 0xffff && !x->sender_id &&
+		    !x->reserved)
 			continue;	/* a view record */
 		if (x->len > SPINDLE_MAX_MSG || x->rank >= SPINDLE_MAX_MEMBERS || x->flags ||
 		    x->reserved) {

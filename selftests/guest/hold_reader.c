@@ -42,9 +42,11 @@ struct tally {
 /* Count one descriptor; -1 if it breaks FIFO order per sender. */
 static int tally_one(struct tally *t, const struct spindle_desc *d)
 {
-	if (d->flags & SPINDLE_DESC_VIEW) {
-		t->view = d->seq;
-		t->members = d->index;
+	struct spindle_view_desc v;
+
+	if (spindle_view_of(d, &v)) {
+		t->view = v.view_id;
+		t->members = v.members;
 		t->records++;
 		memset(t->got, 0, sizeof(t->got));
 		memset(t->next, 0, sizeof(t->next));

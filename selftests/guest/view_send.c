@@ -115,6 +115,7 @@ int main(int argc, char **argv)
 	struct spindle_handle a, b;
 	struct walk w = { .h = &b };
 	const struct spindle_desc *d = NULL;
+	struct spindle_view_desc rec;
 	struct spindle_cfg cfg;
 	uint64_t view = 0, want = 0, got = 0;
 	int producer, held = 1, held_at_record, ret, fd, r;
@@ -167,13 +168,13 @@ int main(int argc, char **argv)
 		d = walk_next(&w, 100, &ret);
 		if (ret)
 			return fail("recv: %s", strerror(ret));
-		if (d && d->flags & SPINDLE_DESC_VIEW)
-			view = d->seq;
+		if (d && spindle_view_of(d, &rec))
+			view = rec.view_id;
 	}
 	held_at_record = held;
 	/* senders of the new view: bit i, member i of the configuration */
 	for (r = 0; r < (int)b.info.nsenders; r++)
-		if (d->index >> b.rings[r].member_id & 1)
+		if (rec.members >> b.rings[r].member_id & 1)
 			want |= 1ULL << r;
 	if (!(want >> b.info.my_rank & 1))
 		return fail("this node (rank %d) is not in view %llu", b.info.my_rank,
@@ -192,9 +193,9 @@ int main(int argc, char **argv)
 			return fail("recv: %s", strerror(ret));
 		if (!d)
 			continue;
-		if (d->flags & SPINDLE_DESC_VIEW)
+		if (spindle_view_of(d, &rec))
 			return fail("another view record: view %llu",
-				    (unsigned long long)d->seq);
+				    (unsigned long long)rec.view_id);
 		if (d->rank < 64 && says(&b, d, "after view"))
 			got |= 1ULL << d->rank;
 	}

@@ -524,18 +524,8 @@ struct spindle_send {
  * across view changes: a sender's messages are numbered on from where the
  * last view's trim left them, and @seq goes on growing.
  *
- * A view record (@flags SPINDLE_DESC_VIEW) comes in the stream where a view
- * change falls: every message before it was delivered at every member of
- * the new view, none after it belongs to the old one.  Its @seq is the new
- * view id, @index its members (bit i: member i of the configuration, as
- * SPINDLE_CTL_GROUP_INFO lists them), @len their number, @rank 0xffff, and
- * @offset the number of data messages this node sent in this subgroup
- * that were delivered, over all views: the first @offset it marked ready
- * (voids aside) were; those after were dropped at the trim, and are the
- * sender's to send again if they matter.  Reservations held across a view
- * change are void: SEND says ESTALE and hands out fresh ones.  The record
- * comes once the new view is in place: slots reserved (or producer page
- * positions filled) after it was read belong to the new view.
+ * An entry whose @flags has SPINDLE_DESC_VIEW is not a message but a view
+ * record: read it as struct spindle_view_desc (below).
  */
 #define SPINDLE_DESC_VIEW	0x1
 
@@ -549,6 +539,42 @@ struct spindle_desc {
 	__u32 sender_id;
 	__u32 reserved;
 };
+
+/**
+ * struct spindle_view_desc - a view record, in the stream of descriptors
+ * @view_id: the new view
+ * @members: its members: bit i for member i of the configuration, as
+ *	SPINDLE_CTL_GROUP_INFO lists them
+ * @own_delivered: the number of data messages this node sent in this
+ *	subgroup that were delivered, over all views: the first
+ *	@own_delivered it marked ready (voids aside) were; those after were
+ *	dropped at the trim, and are the sender's to send again if they matter
+ * @nmembers: how many members the new view has
+ * @rank: SPINDLE_RANK_NONE (no sender's ring)
+ * @flags: SPINDLE_DESC_VIEW
+ * @reserved: zero
+ *
+ * RECV writes one into its array of struct spindle_desc where a view change
+ * falls: every message before it was delivered at every member of the new
+ * view, none after it belongs to the old one.  It has the size of a
+ * descriptor, and @rank and @flags where a descriptor has them: test an
+ * entry's flags for SPINDLE_DESC_VIEW, then copy the entry into one of
+ * these (memcpy; libspindle: spindle_view_of()).  Reservations held across
+ * a view change are void: SEND says ESTALE and hands out fresh ones.  The
+ * record comes once the new view is in place: slots reserved (or producer
+ * page positions filled) after it was read belong to the new view.
+ */
+struct spindle_view_desc {
+	__u64 view_id;
+	__u64 members;
+	__u64 own_delivered;
+	__u32 nmembers;
+	__u16 rank;
+	__u16 flags;
+	__u32 reserved[2];
+};
+
+#define SPINDLE_RANK_NONE	0xffff
 
 /**
  * struct spindle_recv - SPINDLE_IOC_RECV: release the last batch, take more

@@ -203,7 +203,7 @@ static void view_at_start(struct spindle_handle *h, uint8_t *alive, uint32_t *li
 }
 
 /* A view record: log it; the senders that left will not end their runs. */
-static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
+static void view_record(struct spindle_handle *h, const struct spindle_view_desc *v,
 			FILE *log, uint8_t *alive, uint8_t *ended, uint8_t *resync,
 			uint64_t *next, uint32_t *live, uint32_t *ends)
 {
@@ -211,9 +211,9 @@ static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
 
 	views_seen++;
 	if (log) {
-		fprintf(log, "view %llu ", (unsigned long long)d->seq);
+		fprintf(log, "view %llu ", (unsigned long long)v->view_id);
 		for (i = 0; i < b.cfg.nmembers && i < 64; i++) {
-			if (!((d->index >> i) & 1))
+			if (!((v->members >> i) & 1))
 				continue;
 			fprintf(log, "%s%u", first ? "" : ",", b.cfg.members[i].id);
 			first = 0;
@@ -223,9 +223,9 @@ static void view_record(struct spindle_handle *h, const struct spindle_desc *d,
 	for (i = 0; i < b.cfg.nmembers && i < SPINDLE_MAX_MEMBERS; i++)
 		ids[i] = b.cfg.members[i].id;
 	for (r = 0; r < h->info.nsenders; r++) {
-		int in = member_in(d->index, ids, i, h->rings[r].member_id);
+		int in = member_in(v->members, ids, i, h->rings[r].member_id);
 
-		if (d->seq <= start_view) {
+		if (v->view_id <= start_view) {
 			/* known when this reader started */
 		} else if (alive[r] && !in) {
 			alive[r] = 0;
@@ -382,11 +382,12 @@ int main(int argc, char **argv)
 			t_first = bench_now();
 		for (k = 0; k < n; k++) {
 			const struct spindle_desc *d = &h->descs[k];
+			struct spindle_view_desc v;
 			const void *p;
 			int repeat = 0;
 
-			if (d->flags & SPINDLE_DESC_VIEW) {
-				view_record(h, d, log, alive, ended, resync, next, &live, &ends);
+			if (spindle_view_of(d, &v)) {
+				view_record(h, &v, log, alive, ended, resync, next, &live, &ends);
 				delivered--;	/* not a message */
 				continue;
 			}

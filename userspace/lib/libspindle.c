@@ -20,6 +20,10 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #include "../../kmod/proto/cfg_err.h"	/* the kernel's words for each code */
 
+/* spindle_view_of() copies a record out of a descriptor's place */
+_Static_assert(sizeof(struct spindle_view_desc) == sizeof(struct spindle_desc),
+	       "a view record is one descriptor long");
+
 #define DEFAULT_PORT	7471
 #define DEFAULT_WINDOW	100
 #define DEFAULT_MAX_MSG	1024

@@ -38,6 +38,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <linux/spindle.h>
 
 #ifdef __cplusplus
@@ -137,6 +138,20 @@ static inline const void *spindle_msg_data(const struct spindle_handle *h,
 					   const struct spindle_desc *d)
 {
 	return (const char *)h->ring[d->rank] + d->offset;
+}
+
+/*
+ * A view record among the descriptors RECV returned: 1 and *@v filled in
+ * if @d is one (SPINDLE_DESC_VIEW), else 0.  The record is copied out, as
+ * the uapi says, rather than read through a cast pointer.
+ */
+static inline int spindle_view_of(const struct spindle_desc *d,
+				  struct spindle_view_desc *v)
+{
+	if (!(d->flags & SPINDLE_DESC_VIEW))
+		return 0;
+	memcpy(v, d, sizeof(*v));
+	return 1;
 }
 
 uint32_t spindle_crc32c(uint32_t crc, const void *buf, size_t len);

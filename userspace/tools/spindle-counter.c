@@ -255,12 +255,12 @@ int main(int argc, char **argv)
 		}
 		for (k = 0; k < n; k++) {
 			const struct spindle_desc *d = &h->descs[k];
-			const struct op *o = spindle_msg_data(h, d);
+			struct spindle_view_desc v;
 			struct op want;
 
-			if (d->flags & SPINDLE_DESC_VIEW) {
+			if (spindle_view_of(d, &v)) {
 				fprintf(stderr, "spindle-counter: view %llu installed (%u members): a member failed, stopping\n",
-					(unsigned long long)d->seq, d->len);
+					(unsigned long long)v.view_id, v.nmembers);
 				views++;
 				err = 1;
 				break;
@@ -269,8 +269,9 @@ int main(int argc, char **argv)
 				bad++;
 				continue;
 			}
+			/* a record's rank names no ring: only a message is read */
 			op_make(&want, d->rank, next[d->rank]);
-			if (memcmp(o, &want, sizeof(want))) {
+			if (memcmp(spindle_msg_data(h, d), &want, sizeof(want))) {
 				if (bad++ < 5)
 					fprintf(stderr, "spindle-counter: unexpected operation seq %llu from rank %u (expected its #%" PRIu64 ")\n",
 						(unsigned long long)d->seq, d->rank, next[d->rank]);
