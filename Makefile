@@ -56,9 +56,12 @@ ST_SRCS := $(wildcard selftests/guest/*.c)
 ST_BINS := $(patsubst selftests/guest/%.c,$(ST)/%,$(ST_SRCS))
 
 LIB := $(O_BUILD)/lib
-LIBSPINDLE_SRCS := userspace/lib/libspindle.c
-LIBSPINDLE_OBJ := $(LIB)/libspindle.o
-LIBSPINDLE_PIC := $(LIB)/libspindle.pic.o
+# libspindle: config.c (the file format), control.c (/dev/spindle_ctl),
+# data.c (a subgroup's device), crc32c.c; fast paths inline in libspindle.h
+LIBSPINDLE_SRCS := $(wildcard userspace/lib/*.c)
+LIBSPINDLE_HDRS := $(wildcard userspace/lib/*.h) uapi/linux/spindle.h kmod/proto/cfg_err.h
+LIBSPINDLE_OBJ := $(patsubst userspace/lib/%.c,$(LIB)/%.o,$(LIBSPINDLE_SRCS))
+LIBSPINDLE_PIC := $(patsubst userspace/lib/%.c,$(LIB)/%.pic.o,$(LIBSPINDLE_SRCS))
 BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat $(BIN)/spindle-counter
 
@@ -83,11 +86,11 @@ modules:
 
 userspace: $(TOOLS) $(LIB)/libspindle.a $(LIB)/libspindle.so
 
-$(LIBSPINDLE_OBJ): $(LIBSPINDLE_SRCS) userspace/lib/libspindle.h uapi/linux/spindle.h kmod/proto/cfg_err.h
+$(LIB)/%.o: userspace/lib/%.c $(LIBSPINDLE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
 
-$(LIBSPINDLE_PIC): $(LIBSPINDLE_SRCS) userspace/lib/libspindle.h uapi/linux/spindle.h kmod/proto/cfg_err.h
+$(LIB)/%.pic.o: userspace/lib/%.c $(LIBSPINDLE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -fPIC -c -o $@ $<
 
@@ -177,7 +180,7 @@ bench:
 #
 # install copies what `make` built; uninstall removes exactly what install
 # wrote (INSTALL_LIST).  Under $(DESTDIR)$(PREFIX): include/linux/spindle.h,
-# include/spindle/libspindle.h, lib/libspindle.{a,so.1,so},
+# include/spindle/{libspindle,barrier}.h, lib/libspindle.{a,so.1,so},
 # lib/pkgconfig/libspindle.pc, sbin/spindlectl, bin/spindle-{bw,lat} and
 # share/man/man{3,4,8}.  The module and the udev rule go where the kernel
 # and udev look, whatever PREFIX is: $(DESTDIR)/lib/modules/$(KVER)/extra
@@ -199,6 +202,7 @@ INSTALL_LIST := \
 	scripts/udev/60-spindle.rules:$(UDEVDIR)/60-spindle.rules:644 \
 	uapi/linux/spindle.h:$(INCLUDEDIR)/linux/spindle.h:644 \
 	userspace/lib/libspindle.h:$(INCLUDEDIR)/spindle/libspindle.h:644 \
+	userspace/lib/barrier.h:$(INCLUDEDIR)/spindle/barrier.h:644 \
 	$(LIB)/libspindle.a:$(LIBDIR)/libspindle.a:644 \
 	$(LIB)/libspindle.so:$(LIBDIR)/libspindle.so.1:755 \
 	libspindle.so.1:$(LIBDIR)/libspindle.so:link \

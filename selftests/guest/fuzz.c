@@ -2639,7 +2639,7 @@ static int health_one(const struct dev *d, int producer, char *why, size_t wl)
 	uint64_t seed = opt_seed ^ (++hc_serial * 0x9e3779b97f4a7c15ULL);
 	double t0;
 	int r, found = 0, k;
-	uint8_t *slot;
+	void *slot;
 
 	r = spindle_open_path(&h, d->path, O_RDWR);
 	if (r) {
@@ -2667,16 +2667,19 @@ static int health_one(const struct dev *d, int producer, char *why, size_t wl)
 			snprintf(why, wl, "%s: map the producer page: %s", d->path, strerror(-r));
 			goto fail;
 		}
-		slot = spindle_get_slot(&h, 2000);
-		if (!slot) {
+		r = spindle_get_slot(&h, 2000, &slot);
+		if (r) {
 			snprintf(why, wl, "%s: producer slot: %s (head %llu limit %llu flags %#x)",
-				 d->path, strerror(errno), (unsigned long long)h.prod->head,
+				 d->path, strerror(-r), (unsigned long long)h.prod->head,
 				 (unsigned long long)h.prod->limit, h.prod->flags);
 			goto fail;
 		}
 		memcpy(slot, pat, len);
-		if (spindle_commit(&h, len) || spindle_flush(&h)) {
-			snprintf(why, wl, "%s: producer commit: %s", d->path, strerror(errno));
+		r = spindle_commit(&h, len);
+		if (!r)
+			r = spindle_flush(&h);
+		if (r) {
+			snprintf(why, wl, "%s: producer commit: %s", d->path, strerror(-r));
 			goto fail;
 		}
 	} else {

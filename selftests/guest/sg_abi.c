@@ -699,9 +699,9 @@ static int produce(struct spindle_handle *h, int first, int n, uint32_t len)
 	uint32_t j;
 
 	for (k = 0; k < n; k++) {
-		uint8_t *p = spindle_get_slot(h, 2000);
+		uint8_t *p;
 
-		if (!p)
+		if (spindle_get_slot(h, 2000, (void **)&p))
 			return -1;
 		for (j = 0; j < len; j++)
 			p[j] = (uint8_t)((first + k) * 17 + j);

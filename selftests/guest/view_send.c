@@ -72,16 +72,16 @@ static const struct spindle_desc *walk_next(struct walk *w, int wait_ms, int *er
 /* Send one message of MSG_LEN bytes saying @what. */
 static int send_one(struct spindle_handle *h, const char *what, uint64_t view)
 {
-	char *p = spindle_get_slot(h, 10000);
+	void *p;
+	int ret = spindle_get_slot(h, 10000, &p);
 
-	if (!p)
-		return -errno;
+	if (ret)
+		return ret;
 	memset(p, 0, MSG_LEN);
 	snprintf(p, MSG_LEN, "%s %llu from rank %d", what,
 		 (unsigned long long)view, h->info.my_rank);
-	if (spindle_commit(h, MSG_LEN) || spindle_flush(h))
-		return -errno;
-	return 0;
+	ret = spindle_commit(h, MSG_LEN);
+	return ret ? ret : spindle_flush(h);
 }
 
 /* Is descriptor @d a message saying @what? */

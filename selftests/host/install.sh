@@ -52,6 +52,7 @@ lib/udev/rules.d/60-spindle.rules
 usr/bin/spindle-bw
 usr/bin/spindle-lat
 usr/include/linux/spindle.h
+usr/include/spindle/barrier.h
 usr/include/spindle/libspindle.h
 usr/lib/libspindle.a
 usr/lib/libspindle.so

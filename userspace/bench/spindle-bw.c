@@ -73,6 +73,7 @@ static void *sender(void *arg)
 		uint32_t len = b.o.size;
 		uint64_t views = views_seen, stale = h->stale;
 		void *p;
+		int ret;
 
 		if (run_seconds && stop && bench_now() >= stop &&
 		    views_seen >= min_views)
@@ -84,11 +85,11 @@ static void *sender(void *arg)
 		 * the slot is taken: the record may come before the flush
 		 * returns.
 		 */
-		p = spindle_get_slot(h, left > 0 ? left : 0);
-		if (!p) {
-			send_err = errno;
+		ret = spindle_get_slot(h, left > 0 ? left : 0, &p);
+		if (ret) {
+			send_err = -ret;
 			fprintf(stderr, "spindle-bw: sending message %" PRIu64 ": %s\n",
-				k, strerror(errno));
+				k, strerror(-ret));
 			break;
 		}
 		if (!t_first_slot) {
@@ -101,17 +102,21 @@ static void *sender(void *arg)
 		} else {
 			bench_fill(p, len, rank, k);
 		}
-		if (spindle_commit(h, len) || (delayed && spindle_flush(h))) {
-			send_err = errno;
-			perror("spindle-bw: commit");
+		ret = spindle_commit(h, len);
+		if (!ret && delayed)
+			ret = spindle_flush(h);
+		if (ret) {
+			send_err = -ret;
+			fprintf(stderr, "spindle-bw: commit: %s\n", strerror(-ret));
 			break;
 		}
 		if (len)
 			sent_msgs++;
 		if (run_seconds && !len) {
-			if (spindle_flush(h)) {
-				send_err = errno;
-				perror("spindle-bw: flush");
+			ret = spindle_flush(h);
+			if (ret) {
+				send_err = -ret;
+				fprintf(stderr, "spindle-bw: flush: %s\n", strerror(-ret));
 				break;
 			}
 			while (!own_end_seen && bench_now() < deadline &&
@@ -124,9 +129,13 @@ static void *sender(void *arg)
 		if (delayed)
 			bench_pause(&b.o);
 	}
-	if (!send_err && spindle_flush(h)) {
-		send_err = errno;
-		perror("spindle-bw: flush");
+	if (!send_err) {
+		int ret = spindle_flush(h);
+
+		if (ret) {
+			send_err = -ret;
+			fprintf(stderr, "spindle-bw: flush: %s\n", strerror(-ret));
+		}
 	}
 	t_last_commit = bench_now();
 	free(src);

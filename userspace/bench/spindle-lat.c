@@ -74,20 +74,25 @@ int main(int argc, char **argv)
 
 		if (h->info.my_rank >= 0 && !waiting && sent < b.o.messages) {
 			double now = bench_now();
-			void *p = spindle_get_slot(h, 10000);
+			void *p;
 
-			if (!p) {
-				if (errno == EAGAIN || errno == ETIMEDOUT)
-					continue;
-				perror("spindle-lat: get_slot");
+			ret = spindle_get_slot(h, 10000, &p);
+
+			if (ret == -EAGAIN || ret == -ETIMEDOUT)
+				continue;
+			if (ret) {
+				fprintf(stderr, "spindle-lat: get_slot: %s\n", strerror(-ret));
 				err = 1;
 				break;
 			}
 			memset(p, 0, b.o.size);
 			memcpy(p, &now, sizeof(now));
 			t_sent = now;
-			if (spindle_commit(h, b.o.size) || spindle_flush(h)) {
-				perror("spindle-lat: send");
+			ret = spindle_commit(h, b.o.size);
+			if (!ret)
+				ret = spindle_flush(h);
+			if (ret) {
+				fprintf(stderr, "spindle-lat: send: %s\n", strerror(-ret));
 				err = 1;
 				break;
 			}

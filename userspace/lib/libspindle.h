@@ -7,8 +7,8 @@
  *			talk to /dev/spindle_ctl.
  *   a subgroup		spindle_open() opens /dev/spindleN for a group and
  *			subgroup and maps every sender's ring.
- *   sending		p = spindle_get_slot(); build the message at p;
- *			spindle_commit(len).  Commits are marked ready in
+ *   sending		spindle_get_slot(h, timeout, &p); build the message
+ *			at p; spindle_commit(h, len).  Commits are marked ready in
  *			batches; spindle_flush() marks what is pending now.
  *			After spindle_use_producer(), a commit is a store to
  *			the mapped producer page instead: no system call while
@@ -30,16 +30,21 @@
  *			releases them; spindle_done() releases them without
  *			taking more.  Held messages hold their senders' slots.
  *
- * Functions return 0 or a count on success and -errno on failure; where
- * an error needs words, they go into the caller's buffer.
+ * Every function that can fail returns 0 or a count on success and -errno
+ * on failure (errno itself is not the result); where an error needs words,
+ * they go into the caller's buffer.  The sending and receiving fast paths
+ * are inline below: no call, no system call, while the ring has room.
  */
 #ifndef LIBSPINDLE_H
 #define LIBSPINDLE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <linux/spindle.h>
+
+#include "barrier.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,9 +131,72 @@ int spindle_open_path(struct spindle_handle *h, const char *path, int oflags);
 void spindle_close(struct spindle_handle *h);
 
 int spindle_use_producer(struct spindle_handle *h);
-void *spindle_get_slot(struct spindle_handle *h, int timeout_ms);
-int spindle_commit(struct spindle_handle *h, uint32_t len);
 int spindle_flush(struct spindle_handle *h);
+
+/* the slow paths of the two below: not for callers */
+int __spindle_get_slot_slow(struct spindle_handle *h, int timeout_ms, void **slot);
+int __spindle_producer_ring(struct spindle_handle *h);
+
+/* Byte address of ring position @pos of this node's own ring. */
+static inline void *__spindle_slot_at(const struct spindle_handle *h, uint64_t pos)
+{
+	return (char *)h->ring[h->info.my_rank] + (pos % h->info.window) * h->info.slot_size;
+}
+
+/**
+ * spindle_get_slot - the next slot to build a message in
+ * @h: handle of a subgroup this node sends in, opened O_RDWR
+ * @timeout_ms: how long to wait for a free slot; -1 forever
+ * @slot: out: max_msg bytes to build the message in (NULL on failure)
+ *
+ * Return: 0; -EAGAIN or -ETIMEDOUT (no free slot in time), -EPERM (this
+ * node does not send here), -EIO / -ENOTCONN (the group failed / is down).
+ */
+static inline int spindle_get_slot(struct spindle_handle *h, int timeout_ms, void **slot)
+{
+	/* producer page: a position the kernel already allows */
+	if (h->prod && spindle_smp_load_acquire(&h->prod->limit) > h->prod_next) {
+		*slot = __spindle_slot_at(h, h->prod_next++);
+		return 0;
+	}
+	/* SEND calls: a slot reserved ahead */
+	if (!h->prod && h->res_left) {
+		h->res_left--;
+		*slot = __spindle_slot_at(h, h->res_next++);
+		return 0;
+	}
+	return __spindle_get_slot_slow(h, timeout_ms, slot);
+}
+
+/**
+ * spindle_commit - the last slot from spindle_get_slot() holds @len bytes
+ * @h: handle
+ * @len: message length, or SPINDLE_LEN_VOID to give the slot up
+ *
+ * Commits are marked ready h->batch at a time, and by spindle_flush().
+ * Return: 0, -EINVAL (no slot handed out), or the -errno of the SEND call
+ * or wake-up call that marked the batch.
+ */
+static inline int spindle_commit(struct spindle_handle *h, uint32_t len)
+{
+	if (h->prod) {
+		if (h->prod_tail == h->prod_next)
+			return -EINVAL;
+		h->prod_lens[h->prod_tail % h->info.window] = len;
+		h->prod_tail++;
+		/* the slot and its length before the tail the kernel reads */
+		spindle_smp_store_release(&h->prod->tail, h->prod_tail);
+		if (h->prod_tail - h->prod_rung >= h->batch)
+			return __spindle_producer_ring(h);
+		return 0;
+	}
+	if (h->ncommit >= h->info.window)
+		return -EINVAL;		/* more commits than slots */
+	h->lens[h->ncommit++] = len;
+	if (h->ncommit >= h->batch)
+		return spindle_flush(h);
+	return 0;
+}
 
 int spindle_subscribe(struct spindle_handle *h);
 int spindle_recv(struct spindle_handle *h, int timeout_ms);

@@ -113,7 +113,8 @@ static void *sender(void *arg)
 	(void)arg;
 	for (i = 0; i < b.o.messages; i++) {
 		int left = (int)((deadline - bench_now()) * 1000);
-		struct op *p;
+		void *p;
+		int ret;
 
 		if (rate) {
 			double wait = t0 + i / rate - bench_now();
@@ -121,24 +122,31 @@ static void *sender(void *arg)
 			if (wait > 0)
 				usleep((useconds_t)(wait * 1e6));
 		}
-		p = spindle_get_slot(h, left > 0 ? left : 0);
-		if (!p) {
-			send_err = errno;
+		ret = spindle_get_slot(h, left > 0 ? left : 0, &p);
+		if (ret) {
+			send_err = -ret;
 			fprintf(stderr, "spindle-counter: sending operation %" PRIu64 ": %s\n",
-				i, strerror(errno));
+				i, strerror(-ret));
 			break;
 		}
 		op_make(p, rank, i);
-		if (spindle_commit(h, sizeof(*p)) || (rate && spindle_flush(h))) {
-			send_err = errno;
-			perror("spindle-counter: commit");
+		ret = spindle_commit(h, sizeof(struct op));
+		if (!ret && rate)
+			ret = spindle_flush(h);
+		if (ret) {
+			send_err = -ret;
+			fprintf(stderr, "spindle-counter: commit: %s\n", strerror(-ret));
 			break;
 		}
 		__atomic_store_n(&sent, i + 1, __ATOMIC_RELAXED);
 	}
-	if (!send_err && spindle_flush(h)) {
-		send_err = errno;
-		perror("spindle-counter: flush");
+	if (!send_err) {
+		int ret = spindle_flush(h);
+
+		if (ret) {
+			send_err = -ret;
+			fprintf(stderr, "spindle-counter: flush: %s\n", strerror(-ret));
+		}
 	}
 	return NULL;
 }
