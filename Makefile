@@ -128,6 +128,11 @@ $(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
 
+# libspindle over memory: the library's sources, not the core's
+$(UNIT)/test_libspindle: selftests/unit/test_libspindle.c selftests/ktap.h $(LIBSPINDLE_SRCS) $(LIBSPINDLE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iuserspace/lib -o $@ $< $(LIBSPINDLE_SRCS) -lpthread
+
 check: all
 	scripts/check
 
