@@ -395,8 +395,9 @@ int spindle_conn_create_qp(struct spindle_conn *conn, struct rdma_cm_id *id)
 	int ret;
 
 	if (id->device != g->ibdev) {
-		pr_warn("group %u: member %u is reachable only through another RDMA device\n",
-			g->id, peer->id);
+		/* every retry gets here again: a line per burst, not per try */
+		pr_warn_ratelimited("group %u: member %u is reachable only through another RDMA device\n",
+				    g->id, peer->id);
 		return -ENODEV;
 	}
 	attr.qp_context = conn;
