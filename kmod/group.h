@@ -2,7 +2,7 @@
 /*
  * A group: one per SPINDLE_CTL_UP, on the global list until torn down.  It
  * owns the CQ, the listener, the peers, the predicate kthread (thread.c)
- * and the memory regions; its views are view.c's.
+ * and the memory regions; its views are view.c's, over rows.c's rows.
  */
 #ifndef SPINDLE_GROUP_H
 #define SPINDLE_GROUP_H
@@ -128,15 +128,17 @@ void spindle_thread_sync(struct spindle_group *g);
 /* view.c */
 int spindle_view_init(struct spindle_group *g);
 void spindle_view_free(struct spindle_group *g);
-void spindle_view_start(struct spindle_group *g);
 void spindle_view_stop(struct spindle_group *g, const char *why);
 int spindle_view_pass(struct spindle_group *g);
 bool spindle_view_engines_run(const struct spindle_group *g);
-void spindle_view_push_rows(struct spindle_group *g);
-void spindle_member_lost(struct spindle_group *g, u32 idx, const char *why);
-u64 spindle_row_csum(struct spindle_group *g, void *row);
 void spindle_sub_init_view(struct spindle_subgroup *sub);
 void spindle_view_peer_ready(struct spindle_group *g, u32 idx);
 bool spindle_view_joining(struct spindle_group *g);
+
+/* rows.c */
+void spindle_view_start(struct spindle_group *g);
+void spindle_view_push_rows(struct spindle_group *g);
+void spindle_member_lost(struct spindle_group *g, u32 idx, const char *why);
+u64 spindle_row_csum(struct spindle_group *g, void *row);
 
 #endif /* SPINDLE_GROUP_H */

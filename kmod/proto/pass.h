@@ -8,7 +8,7 @@
  * queue what each member lacks.  The baseline (SP_PASS_STEPWISE) runs the
  * same turn in steps of one message, each step's writes posted at once
  * under the lock.  What is below is a table of operations:
- * the kernel's in thread.c (over xmit.c's ib_verbs transport, view.c's
+ * the kernel's in thread.c (over xmit.c's ib_verbs transport, rows.c's
  * rows and deliver.c's consumers), the simulation's over a set of queues
  * (selftests/unit/sim.h).
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Random schedules of compound failures on the simulated cluster, with
- * failure detection done as the module does it (kmod/view.c,
+ * failure detection done as the module does it (kmod/rows.c,
  * spindle_detect()): every member bumps a heartbeat in its row and pushes
  * it; a member in scope (sp_vc_scope(): the view's, and the next view's
  * once a change is committed) whose heartbeat stood still for SUSPECT
