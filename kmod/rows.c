@@ -86,13 +86,20 @@ u64 spindle_row_csum(struct spindle_group *g, void *row)
 /*
  * Copy member @m's row and view area into g->row_tmp; false if the copy is
  * torn (a write was landing) or nothing was written yet: take it next pass.
+ * Counted either way, for the log of a silent member.
  */
 bool spindle_row_take(struct spindle_group *g, u32 m)
 {
 	struct sp_row_hdr *tmp = g->row_tmp;
 
 	memcpy(tmp, g->in_meta[m]->vaddr, g->row_bytes);
-	return tmp->csum && le64_to_cpu(tmp->csum) == spindle_row_csum(g, tmp);
+	if (!tmp->csum || le64_to_cpu(tmp->csum) != spindle_row_csum(g, tmp)) {
+		g->rows_bad[m]++;
+		return false;
+	}
+	g->rows_taken[m]++;
+	g->rows_bad[m] = 0;
+	return true;
 }
 
 /* Take the peers' rows that changed, checked. */
@@ -114,12 +121,8 @@ void spindle_rows_intake(struct spindle_group *g, u64 now)
 		if (READ_ONCE(src->csum) == acc->csum &&
 		    READ_ONCE(src->heartbeat) == acc->heartbeat)
 			continue;
-		if (!spindle_row_take(g, m)) {
-			g->rows_bad[m]++;
+		if (!spindle_row_take(g, m))
 			continue;
-		}
-		g->rows_taken[m]++;
-		g->rows_bad[m] = 0;
 		if (sp_vc_row_check(acc, tmp, g->cfg.nmembers)) {
 			pr_warn_ratelimited("group %u: member %u wrote an invalid row: treating it as failed\n",
 					    g->id, g->cfg.members[m].id);

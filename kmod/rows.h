@@ -15,7 +15,7 @@ static inline struct sp_row_hdr *spindle_my_row(struct spindle_group *g)
 	return g->out_meta->vaddr;
 }
 
-/* Copy member @m's row into g->row_tmp: false if torn or not yet written. */
+/* Copy member @m's row into g->row_tmp (counted): false if torn or unwritten. */
 bool spindle_row_take(struct spindle_group *g, u32 m);
 /* Take the peers' rows that changed, checked. */
 void spindle_rows_intake(struct spindle_group *g, u64 now);

@@ -644,12 +644,8 @@ bool spindle_view_joining(struct spindle_group *g)
 
 		if (m == g->me || !spindle_peer_ready(g->peers[m]))
 			continue;
-		if (!spindle_row_take(g, m)) {
-			g->rows_bad[m]++;
+		if (!spindle_row_take(g, m))
 			continue;
-		}
-		g->rows_taken[m]++;
-		g->rows_bad[m] = 0;
 		row = g->row_tmp;
 		view = le64_to_cpu(row->view_id);
 		members = le64_to_cpu(row->view_members);
