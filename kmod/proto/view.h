@@ -9,10 +9,17 @@
  * suspects, takes for each subgroup and sender the minimum over the
  * survivors of the messages received: the ragged trim.  Every survivor has
  * every message under the trim, so every survivor can deliver all of them,
- * and none beyond it: delivered at all survivors or at none.  A later
- * leader, over fewer survivors and later counts, can only find a trim at
- * least as long: what a survivor delivered under the first one is never
- * taken back.
+ * and none beyond it: delivered at all survivors or at none.
+ *
+ * Safety rests on one rule of the view change (vc.h): a trim is applied
+ * (delivered up to) only once it is committed, and a commit is final.  A
+ * later leader, over fewer survivors and later counts, may find a longer
+ * trim than an earlier leader proposed; that is safe only because the
+ * earlier proposal was never applied anywhere (and once every survivor
+ * echoed one, any later leader adopts it rather than its own).  Trims are
+ * not monotone in themselves: had a member delivered under a shorter
+ * trim, a longer one would deliver, in ordered mode, messages that belong
+ * in the round-robin order before ones it already delivered.
  */
 #ifndef SPINDLE_PROTO_VIEW_H
 #define SPINDLE_PROTO_VIEW_H

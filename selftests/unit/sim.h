@@ -380,6 +380,8 @@ static inline int sim_record(struct sim *s, u32 i, const struct sp_desc *d, u32 
 			nd->log = realloc(nd->log, nd->caplog * sizeof(*nd->log));
 		}
 		rec = &nd->log[nd->nlog++];
+		/* logs are compared whole (memcmp): padding included */
+		memset(rec, 0, sizeof(*rec));
 		rec->seq = d[k].seq;
 		rec->rank = sender;
 		rec->index = d[k].index;

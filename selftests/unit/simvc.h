@@ -120,7 +120,7 @@ static int simvc_apply(void *c, u64 view, sp_mask_t members)
 		return 0;
 	if (sp_sub_read_trim(sub, sub->me, view, le64_to_cpu(nd->rows[i].echo_term), trim)) {
 		fprintf(stderr, "node %u: no trim of its own to apply\n", i);
-		s->fault = -EPROTO;
+		s->fault = -ENODATA;	/* not a rejected write: its own message */
 		return 0;
 	}
 	if (getenv("SIM_TRACE"))

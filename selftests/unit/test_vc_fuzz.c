@@ -75,6 +75,7 @@ struct fuzz {
 	int kinds;			/* events that happened, as bits */
 	u32 kills;
 	u32 pairs;			/* restarts of two in one round */
+	sp_mask_t hit;			/* nodes an event struck */
 	char what[160];			/* the schedule, for the log */
 };
 
@@ -208,6 +209,7 @@ static void fuzz_kill(struct fuzz *f, u32 k)
 			fuzz_lose(f, b, k);
 	f->kills++;
 	fuzz_note(f, "kill", k);
+	f->hit |= 1ULL << k;
 }
 
 static void fuzz_stall(struct fuzz *f, u32 k)
@@ -217,6 +219,7 @@ static void fuzz_stall(struct fuzz *f, u32 k)
 	f->s.node[k].frozen = 1;
 	f->det[k].frozen_until = f->round + len;
 	fuzz_note(f, "stall", k);
+	f->hit |= 1ULL << k;
 }
 
 /* the nodes in @side lose every link to the others */
@@ -229,6 +232,9 @@ static void fuzz_partition(struct fuzz *f, sp_mask_t side)
 			if (sp_mask_has(side, a) && !sp_mask_has(side, b))
 				fuzz_cut(f, a, b);
 	fuzz_note(f, "partition (mask)", (u32)side);
+	/* the smaller side is the one that failed, as the others see it */
+	f->hit |= 2 * __builtin_popcountll(side) <= f->s.n ? side :
+		  ((1ULL << f->s.n) - 1) & ~side;
 }
 
 /* is @k held by no live node's view, with every live node in NORMAL? */
@@ -536,7 +542,9 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 			next_event = f->round + 1 + (long)sim_below(s, 3 * SUSPECT);
 		}
 		if (fuzz_round(f)) {
-			bad = "a write or a row was rejected";
+			bad = s->fault == -ENODATA ? "a survivor had no trim of its own to apply" :
+			      s->fault == -EIO ? "a delivered payload was corrupt" :
+			      "a write or a row was rejected";
 			break;
 		}
 		quiet = !events && fuzz_settled(f) ? quiet + 1 : 0;
@@ -566,7 +574,7 @@ TEST_TIMEOUT(random_compound_failures, 900)
 {
 	static struct fuzz f;
 	u64 first = env_u64("FUZZ_SEED", 1), count = env_u64("FUZZ_SCHEDULES", 10000);
-	u64 seed, failed = 0, pairs = 0, kinds[EV_KINDS] = { 0 };
+	u64 seed, failed = 0, pairs = 0, three = 0, seven = 0, kinds[EV_KINDS] = { 0 };
 	int e;
 
 	for (seed = first; seed < first + count; seed++) {
@@ -575,15 +583,18 @@ TEST_TIMEOUT(random_compound_failures, 900)
 		for (e = 0; e < EV_KINDS; e++)
 			kinds[e] += !!(f.kinds & (1 << e));
 		pairs += !!f.pairs;
+		three += __builtin_popcountll(f.hit) >= 3;
+		seven += f.s.n == 7;
 	}
-	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu (two at once %llu)",
+	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu (two at once %llu); 3 or more members struck %llu; 7 members %llu",
 	       (unsigned long long)count, (unsigned long long)first,
 	       (unsigned long long)failed,
 	       fuzz_event_name[0], (unsigned long long)kinds[0],
 	       fuzz_event_name[1], (unsigned long long)kinds[1],
 	       fuzz_event_name[2], (unsigned long long)kinds[2],
 	       fuzz_event_name[3], (unsigned long long)kinds[3],
-	       (unsigned long long)pairs);
+	       (unsigned long long)pairs, (unsigned long long)three,
+	       (unsigned long long)seven);
 	ASSERT_EQ(failed, 0);
 }
 
