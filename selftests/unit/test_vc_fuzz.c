@@ -35,6 +35,8 @@
  *   - with kills of fewer than half the members and nothing else, nobody
  *     stopped.
  * FUZZ_SCHEDULES=N (default 10000), FUZZ_SEED=S (the first seed, default 1);
+ * FUZZ_ONEWAY_SCHEDULES=N (default 2000) for the variant whose partition
+ * is one link failing in one direction;
  * `make fuzz-views` runs the long one.  A failing schedule prints its seed:
  * FUZZ_SEED=seed FUZZ_SCHEDULES=1 SIM_TRACE=1 replays it.
  */
@@ -76,6 +78,7 @@ struct fuzz {
 	u32 kills;
 	u32 pairs;			/* restarts of two in one round */
 	sp_mask_t hit;			/* nodes an event struck */
+	int oneway;			/* a partition cuts one link, one way */
 	char what[160];			/* the schedule, for the log */
 };
 
@@ -237,6 +240,20 @@ static void fuzz_partition(struct fuzz *f, sp_mask_t side)
 		  ((1ULL << f->s.n) - 1) & ~side;
 }
 
+/*
+ * Writes from @a to @b stop landing; @b's to @a still do.  Under RC the
+ * writer's queue errors out after its retries (noticed late, or never),
+ * and the reader sees the writer's heartbeat stop.
+ */
+static void fuzz_cut_oneway(struct fuzz *f, u32 a, u32 b)
+{
+	f->s.cut[a][b] = 1;
+	fuzz_lose(f, a, b);
+	f->hit |= 1ULL << a;
+	fuzz_note(f, "one-way cut (writer)", a);
+	fuzz_note(f, "(reader)", b);
+}
+
 /* is @k held by no live node's view, with every live node in NORMAL? */
 static bool fuzz_may_restart(struct fuzz *f, u32 k)
 {
@@ -327,6 +344,14 @@ static void fuzz_event(struct fuzz *f)
 	case EV_PARTITION:
 		if (f->kinds & (1 << EV_PARTITION))
 			return;		/* one is enough */
+		if (f->oneway) {
+			k = fuzz_pick(f, fuzz_live_unfrozen);
+			k2 = fuzz_pick(f, fuzz_live_unfrozen);
+			if (k < 0 || k2 < 0 || k == k2)
+				return;
+			fuzz_cut_oneway(f, (u32)k, (u32)k2);
+			break;
+		}
 		want = 1 + sim_below(&f->s, (f->s.n - 1) / 2);
 		for (i = 0; i < 64 && (u32)__builtin_popcountll(side) < want; i++)
 			side |= 1ULL << sim_below(&f->s, f->s.n);
@@ -518,7 +543,10 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 	u32 i, n, events;
 	const char *bad = NULL;
 
+	int oneway = f->oneway;
+
 	memset(f, 0, sizeof(*f));
+	f->oneway = oneway;
 	f->seed = seed;
 	n = 3 + (u32)(seed * 7919 % 5);
 	if (sim_init(s, n, senders, n, SP_MODE_ORDERED, 8, 24, seed))
@@ -570,31 +598,50 @@ static u64 env_u64(const char *name, u64 def)
 	return v && *v ? strtoull(v, NULL, 0) : def;
 }
 
-TEST_TIMEOUT(random_compound_failures, 900)
+/* @count schedules from @first: how many failed, logged with what they had */
+static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 {
-	static struct fuzz f;
-	u64 first = env_u64("FUZZ_SEED", 1), count = env_u64("FUZZ_SCHEDULES", 10000);
 	u64 seed, failed = 0, pairs = 0, three = 0, seven = 0, kinds[EV_KINDS] = { 0 };
 	int e;
 
 	for (seed = first; seed < first + count; seed++) {
-		if (fuzz_one(&f, seed))
+		if (fuzz_one(f, seed))
 			failed++;
 		for (e = 0; e < EV_KINDS; e++)
-			kinds[e] += !!(f.kinds & (1 << e));
-		pairs += !!f.pairs;
-		three += __builtin_popcountll(f.hit) >= 3;
-		seven += f.s.n == 7;
+			kinds[e] += !!(f->kinds & (1 << e));
+		pairs += !!f->pairs;
+		three += __builtin_popcountll(f->hit) >= 3;
+		seven += f->s.n == 7;
 	}
 	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu (two at once %llu); 3 or more members struck %llu; 7 members %llu",
 	       (unsigned long long)count, (unsigned long long)first,
 	       (unsigned long long)failed,
 	       fuzz_event_name[0], (unsigned long long)kinds[0],
 	       fuzz_event_name[1], (unsigned long long)kinds[1],
-	       fuzz_event_name[2], (unsigned long long)kinds[2],
+	       f->oneway ? "one-way cut" : fuzz_event_name[2], (unsigned long long)kinds[2],
 	       fuzz_event_name[3], (unsigned long long)kinds[3],
 	       (unsigned long long)pairs, (unsigned long long)three,
 	       (unsigned long long)seven);
-	ASSERT_EQ(failed, 0);
+	return failed;
 }
 
+TEST_TIMEOUT(random_compound_failures, 900)
+{
+	static struct fuzz f;
+
+	ASSERT_EQ(fuzz_many(&f, env_u64("FUZZ_SEED", 1), env_u64("FUZZ_SCHEDULES", 10000)), 0);
+}
+
+/*
+ * The same schedules, but where one had a partition a single link fails
+ * in one direction: a member whose writes to one peer stop landing while
+ * that peer's writes to it still do (FUZZ_ONEWAY_SCHEDULES, default 2000).
+ */
+TEST_TIMEOUT(random_failures_with_a_one_way_cut, 900)
+{
+	static struct fuzz f;
+
+	f.oneway = 1;
+	ASSERT_EQ(fuzz_many(&f, env_u64("FUZZ_SEED", 1),
+			    env_u64("FUZZ_ONEWAY_SCHEDULES", 2000)), 0);
+}
