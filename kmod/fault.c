@@ -256,12 +256,69 @@ static const struct file_operations spindle_fault_fops = {
 	.write = spindle_fault_write,
 };
 
+/*
+ * "qp_event": the device reports an async event on this member's current
+ * connection to member ID: echo "ID EVENT" (enum ib_event_type: 1 is
+ * IB_EVENT_QP_FATAL).  Soft-RoCE raises no fatal QP event of its own
+ * (selftests/mc_qp_event.sh).  The event goes through the QP's own
+ * handler pointer, as a driver raises it: a QP made without a handler
+ * gets nothing.  Under peer_lock, so the connection cannot be reaped
+ * meanwhile; an HCA raises these from interrupt context anyway.
+ */
+static ssize_t spindle_qp_event_write(struct file *file, const char __user *ubuf,
+				      size_t len, loff_t *ppos)
+{
+	struct spindle_group *g = file_inode(file)->i_private;
+	struct spindle_peer *peer = NULL;
+	struct ib_event ev = {};
+	unsigned long flags;
+	u32 id, event, i;
+	char buf[32];
+	int ret = -ENOTCONN;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%u %u", &id, &event) != 2 || event > 31)
+		return -EINVAL;
+	for (i = 0; i < g->cfg.nmembers; i++)
+		if (i != g->me && g->cfg.members[i].id == id)
+			peer = g->peers[i];
+	if (!peer)
+		return -ENOENT;
+	spin_lock_irqsave(&g->peer_lock, flags);
+	if (peer->cur && peer->cur->qp) {
+		struct ib_qp *qp = peer->cur->qp;
+
+		ev.device = qp->device;
+		ev.element.qp = qp;
+		ev.event = event;
+		pr_warn("group %u: fault injection: %s on the QP of member %u\n",
+			g->id, ib_event_msg(event), id);
+		if (qp->event_handler)
+			qp->event_handler(&ev, qp->qp_context);
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&g->peer_lock, flags);
+	return ret ? ret : len;
+}
+
+static const struct file_operations spindle_qp_event_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = spindle_qp_event_write,
+	.llseek = noop_llseek,
+};
+
 /**
- * spindle_fault_debugfs - add the group's "fault" file
+ * spindle_fault_debugfs - add the group's "fault" and "qp_event" files
  * @g: group
  * @dir: its debugfs directory
  */
 void spindle_fault_debugfs(struct spindle_group *g, struct dentry *dir)
 {
 	debugfs_create_file("fault", 0600, dir, g, &spindle_fault_fops);
+	debugfs_create_file("qp_event", 0200, dir, g, &spindle_qp_event_fops);
 }
