@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 				bad++;
 				continue;
 			}
-			/* a record's rank names no ring: only a message is read */
+			/* a message, its rank checked above: its ring may be read */
 			op_make(&want, d->rank, next[d->rank]);
 			if (memcmp(spindle_msg_data(h, d), &want, sizeof(want))) {
 				if (bad++ < 5)
