@@ -56,6 +56,8 @@ enum spindle_fault_hold {
 
 #ifdef SPINDLE_TESTING
 void spindle_fault_hold(enum spindle_fault_hold h, u32 group);
+void spindle_fault_hold_thread(enum spindle_fault_hold h,
+			       struct spindle_group *g);
 u32 spindle_fault_cq_entries(u32 want, u32 group);
 void spindle_fault_cm_delay(void);
 u64 spindle_fault_row_hold_ns(void);
@@ -66,6 +68,8 @@ bool spindle_fault_pass(struct spindle_group *g, u64 now);
 void spindle_fault_debugfs(struct spindle_group *g, struct dentry *dir);
 #else	/* built without the test hooks (SPINDLE_TESTING=n): none of it */
 static inline void spindle_fault_hold(enum spindle_fault_hold h, u32 group) { }
+static inline void spindle_fault_hold_thread(enum spindle_fault_hold h,
+					     struct spindle_group *g) { }
 static inline u32 spindle_fault_cq_entries(u32 want, u32 group) { return want; }
 static inline void spindle_fault_cm_delay(void) { }
 static inline u64 spindle_fault_row_hold_ns(void) { return 0; }

@@ -10,12 +10,16 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
 #include <linux/printk.h>
+#include <linux/sched.h>
 
 #include "fault.h"
+#include "group.h"
 
 #define HOLD_MAX_MS	60000
 
@@ -55,22 +59,58 @@ static const char *const spindle_hold_where[SPINDLE_HOLD_NPOINTS] = {
 	[SPINDLE_HOLD_ACTIVE] = "before it becomes active",
 };
 
+/* How long hold @h lasts now, said in the log when it is on. */
+static u32 spindle_hold_ms(enum spindle_fault_hold h, u32 group)
+{
+	u32 ms = min_t(u32, READ_ONCE(*spindle_holds[h]), HOLD_MAX_MS);
+
+	if (likely(!ms))
+		return 0;
+	pr_warn("group %u: fault injection: held %u ms %s\n", group, ms,
+		spindle_hold_where[h]);
+	return ms;
+}
+
 /**
  * spindle_fault_hold - wait here as long as a test asks
  * @h: which hold
  * @group: the group's id, for the log
  *
- * Context: process context (the predicate thread too): sleeps.
+ * Context: process context, not the predicate thread
+ * (spindle_fault_hold_thread() is its own): sleeps.
  */
 void spindle_fault_hold(enum spindle_fault_hold h, u32 group)
 {
-	u32 ms = min_t(u32, READ_ONCE(*spindle_holds[h]), HOLD_MAX_MS);
+	u32 ms = spindle_hold_ms(h, group);
 
-	if (likely(!ms))
-		return;
-	pr_warn("group %u: fault injection: held %u ms %s\n", group, ms,
-		spindle_hold_where[h]);
-	msleep_interruptible(ms);
+	if (ms)
+		msleep_interruptible(ms);
+}
+
+/**
+ * spindle_fault_hold_thread - a hold in a group's predicate thread
+ * @h: which hold
+ * @g: the group, whose thread is current
+ *
+ * The thread is held, not blind: a completion queue that breaks meanwhile
+ * ends the hold (spindle_cq_async_event() wakes the thread), so that this
+ * member stops for that cause at once, as it would unheld, and not later
+ * for whatever its peers did while it slept; kthread_stop() ends it too.
+ * Context: the predicate thread: sleeps.
+ */
+void spindle_fault_hold_thread(enum spindle_fault_hold h,
+			       struct spindle_group *g)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(spindle_hold_ms(h, g->id));
+
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!time_before(jiffies, end) || kthread_should_stop() ||
+		    READ_ONCE(g->cq_event) != SPINDLE_CQ_FINE)
+			break;
+		schedule_timeout(end - jiffies);
+	}
+	__set_current_state(TASK_RUNNING);
 }
 
 /**

@@ -253,7 +253,9 @@ void spindle_group_check_active(struct spindle_group *g)
 		if (i != g->me && g->peers[i]->kc &&
 		    READ_ONCE(g->peers[i]->kc->peer_in_view))
 			return;
-	spindle_fault_hold(SPINDLE_HOLD_ACTIVE, g->id);
+	spindle_fault_hold_thread(SPINDLE_HOLD_ACTIVE, g);
+	if (READ_ONCE(g->cq_event) != SPINDLE_CQ_FINE)
+		return;		/* the next pass stops this member */
 	if (!spindle_group_move(g, SPINDLE_GROUP_ACTIVE))
 		return;		/* it failed meanwhile */
 	pr_info("group %u: all %u members connected\n", g->id, g->cfg.nmembers);

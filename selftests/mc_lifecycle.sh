@@ -186,11 +186,14 @@ fi
 barrier races_done
 
 # --- cq_overrun: guest 0's completion queue is far too small -----------------
-# Guest 0 becomes active a while after the others (fault_active_delay_ms):
-# its queue of three entries overruns in its first passes as a member
-# (each row push is signaled: two of them, and the others' first rows),
-# and the others must be active by then, to take it out of the view
-# rather than fail a group still forming.
+# Guest 0 becomes active a while after the others (fault_active_delay_ms),
+# so that they are active, to take it out of the view rather than fail a
+# group still forming.  Its queue of two entries overruns in its first
+# passes as a member (each row push is signaled: two of them, and the
+# others' first rows), or already while it is held, from the others'
+# traffic; either way it must say that it stops for that cause: a held
+# thread is woken by its broken queue (debug kernels hold 5 s, long
+# enough for the others to take it out first were it not).
 g=66
 act=1000
 on_debug_kernel && act=5000
