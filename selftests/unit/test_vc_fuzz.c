@@ -9,8 +9,9 @@
  * a delay of its own, or never (then only the heartbeat tells); a member
  * that installs a view without someone tears its connections to it down.
  *
- * Each schedule: 3 to 7 members, ordered, every member sends; one to
- * four events at random rounds, each one of
+ * Each schedule: 3 to 7 members, ordered, every member sends (the shape
+ * variant: ordered or unordered, and senders a random non-empty subset);
+ * one to four events at random rounds, each one of
  *   kill       a member dies (of the writes it had posted, a prefix lands);
  *   stall      a live member stops for 2-3 x SUSPECT rounds while its NIC
  *              goes on (a false suspicion: the others take it out, and it
@@ -28,15 +29,18 @@
  *     view, of exactly them, not in the middle of a change, within
  *     MAX_ROUNDS;
  *   - agreement: two of them delivered the same messages in the same
- *     order (view records included) from the later of their first views;
+ *     order (view records included) from the later of their first views
+ *     (unordered: the same messages of each sender in its order, each in
+ *     the same view, and the same view records);
  *   - nothing taken back: what a member that died or stopped delivered,
  *     from its first view on, is a prefix of what a member that has been
- *     there since then delivered;
+ *     there since then delivered (unordered: per sender, view by view);
  *   - with kills of fewer than half the members and nothing else, nobody
  *     stopped.
  * FUZZ_SCHEDULES=N (default 10000), FUZZ_SEED=S (the first seed, default 1);
  * FUZZ_ONEWAY_SCHEDULES=N (default 2000) for the variant whose partition
- * is one link failing in one direction;
+ * is one link failing in one direction; FUZZ_SHAPE_SCHEDULES=N (default
+ * 2000) for the variant of random modes and senders;
  * `make fuzz-views` runs the long one.  A failing schedule prints its seed:
  * FUZZ_SEED=seed FUZZ_SCHEDULES=1 SIM_TRACE=1 replays it.
  */
@@ -79,10 +83,10 @@ struct fuzz {
 	u32 pairs;			/* restarts of two in one round */
 	sp_mask_t hit;			/* nodes an event struck */
 	int oneway;			/* a partition cuts one link, one way */
+	int shape;			/* random mode and senders */
+	sp_mask_t senders;		/* the nodes that send */
 	char what[160];			/* the schedule, for the log */
 };
-
-static const u32 senders[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 
 static bool live(const struct fuzz *f, u32 i)
 {
@@ -291,7 +295,8 @@ static void fuzz_restart(struct fuzz *f, u32 k)
 		d->hb_round[b] = f->round;
 	}
 	sim_restart(&f->s, k);
-	f->s.node[k].to_send = 50 + sim_below(&f->s, 200);
+	if (sp_mask_has(f->senders, k))
+		f->s.node[k].to_send = 50 + sim_below(&f->s, 200);
 	d->view = 0;
 	d->members = 0;
 	d->scope = 0;
@@ -487,6 +492,51 @@ static bool fuzz_agree(const struct sim_node *a, const struct sim_node *b, u64 v
 	return !memcmp(&a->log[ka], &b->log[kb], nb * sizeof(*a->log));
 }
 
+/* from @k, the next entry of @rank in @nd's log; *@views counts the view records passed */
+static u64 fuzz_next(const struct sim_node *nd, u64 k, u32 rank, u64 *views)
+{
+	for (; k < nd->nlog && nd->log[k].rank != rank; k++)
+		*views += nd->log[k].rank == SIM_VIEW_RANK;
+	return k;
+}
+
+/*
+ * Unordered: from view @v, each sender's messages in @b's log are (a
+ * prefix of, when @prefix) its messages in @a's, each delivered in the
+ * same view; and so are the view records.
+ */
+static bool fuzz_agree_unordered(const struct sim_node *a, const struct sim_node *b,
+				 u64 v, bool prefix)
+{
+	u32 r;
+
+	for (r = 0; r <= SIM_MAX_NODES; r++) {
+		u32 rank = r < SIM_MAX_NODES ? r : SIM_VIEW_RANK;
+		u64 i = fuzz_from(a, v), j = fuzz_from(b, v), va = 0, vb = 0;
+
+		for (;; i++, j++) {
+			i = fuzz_next(a, i, rank, &va);
+			j = fuzz_next(b, j, rank, &vb);
+			if (j == b->nlog)
+				break;
+			if (i == a->nlog || va != vb ||
+			    memcmp(&a->log[i], &b->log[j], sizeof(a->log[i])))
+				return false;
+		}
+		if (!prefix && fuzz_next(a, i, rank, &va) != a->nlog)
+			return false;
+	}
+	return true;
+}
+
+static bool fuzz_agree_mode(const struct fuzz *f, const struct sim_node *a,
+			    const struct sim_node *b, u64 v, bool prefix)
+{
+	if (f->s.cfg.subgroups[0].mode == SP_MODE_UNORDERED)
+		return fuzz_agree_unordered(a, b, v, prefix);
+	return fuzz_agree(a, b, v, prefix);
+}
+
 static const char *fuzz_check(struct fuzz *f)
 {
 	struct sim *s = &f->s;
@@ -502,11 +552,11 @@ static const char *fuzz_check(struct fuzz *f)
 				continue;
 			if (live(f, b) && s->node[b].vc.phase == SP_VC_JOINING)
 				continue;
-			if (live(f, b) && !fuzz_agree(&s->node[a], &s->node[b], v, false))
+			if (live(f, b) && !fuzz_agree_mode(f, &s->node[a], &s->node[b], v, false))
 				return "two live members delivered different messages";
 			/* b died or stopped: a must have been there since b began */
 			if (!live(f, b) && da->first_view <= db->first_view &&
-			    !fuzz_agree(&s->node[a], &s->node[b], db->first_view, true))
+			    !fuzz_agree_mode(f, &s->node[a], &s->node[b], db->first_view, true))
 				return "a member delivered what a live one did not";
 		}
 	}
@@ -543,25 +593,43 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 	u32 i, n, events;
 	const char *bad = NULL;
 
-	int oneway = f->oneway;
+	int oneway = f->oneway, shape = f->shape;
+	u32 mode = SP_MODE_ORDERED, snd[SIM_MAX_NODES], ns = 0;
 
 	memset(f, 0, sizeof(*f));
 	f->oneway = oneway;
+	f->shape = shape;
 	f->seed = seed;
 	n = 3 + (u32)(seed * 7919 % 5);
-	if (sim_init(s, n, senders, n, SP_MODE_ORDERED, 8, 24, seed))
+	f->senders = (1ULL << n) - 1;
+	if (shape) {
+		/* from the seed alone: sim_init() seeds the schedule's rng */
+		u64 h = seed * 0x9e3779b97f4a7c15ULL;
+
+		mode = (h >> 40) & 1 ? SP_MODE_UNORDERED : SP_MODE_ORDERED;
+		f->senders &= h >> 20;
+		if (!f->senders)
+			f->senders = 1ULL << (seed % n);
+	}
+	for (i = 0; i < n; i++)
+		if (sp_mask_has(f->senders, i))
+			snd[ns++] = i;
+	if (sim_init(s, n, snd, ns, mode, 8, 24, seed))
 		return -1;
 	sim_views(s, false);
 	events = 1 + sim_below(s, 4);
 	for (i = 0; i < n; i++) {
-		s->node[i].to_send = 100 + sim_below(s, 300);
+		if (sp_mask_has(f->senders, i))
+			s->node[i].to_send = 100 + sim_below(s, 300);
 		f->det[i].first_view = 1;
 		f->det[i].view = 1;
 		f->det[i].members = (1ULL << n) - 1;
 		memset(f->det[i].lost_at, 0xff, sizeof(f->det[i].lost_at));
 	}
-	snprintf(f->what, sizeof(f->what), "seed %llu: %u members,",
-		 (unsigned long long)seed, n);
+	snprintf(f->what, sizeof(f->what), "seed %llu: %u members, %s, senders %#llx,",
+		 (unsigned long long)seed, n,
+		 mode == SP_MODE_UNORDERED ? "unordered" : "ordered",
+		 (unsigned long long)f->senders);
 	next_event = 5 + (long)sim_below(s, 150);
 	while (f->round < MAX_ROUNDS) {
 		if (events && f->round >= next_event) {
@@ -602,6 +670,7 @@ static u64 env_u64(const char *name, u64 def)
 static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 {
 	u64 seed, failed = 0, pairs = 0, three = 0, seven = 0, kinds[EV_KINDS] = { 0 };
+	u64 unordered = 0, some = 0;
 	int e;
 
 	for (seed = first; seed < first + count; seed++) {
@@ -612,6 +681,8 @@ static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 		pairs += !!f->pairs;
 		three += __builtin_popcountll(f->hit) >= 3;
 		seven += f->s.n == 7;
+		unordered += f->s.cfg.subgroups[0].mode == SP_MODE_UNORDERED;
+		some += f->senders != (1ULL << f->s.n) - 1;
 	}
 	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu (two at once %llu); 3 or more members struck %llu; 7 members %llu",
 	       (unsigned long long)count, (unsigned long long)first,
@@ -622,6 +693,9 @@ static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 	       fuzz_event_name[3], (unsigned long long)kinds[3],
 	       (unsigned long long)pairs, (unsigned long long)three,
 	       (unsigned long long)seven);
+	if (f->shape)
+		TH_LOG("shapes: unordered %llu, not every member a sender %llu",
+		       (unsigned long long)unordered, (unsigned long long)some);
 	return failed;
 }
 
@@ -644,4 +718,18 @@ TEST_TIMEOUT(random_failures_with_a_one_way_cut, 900)
 	f.oneway = 1;
 	ASSERT_EQ(fuzz_many(&f, env_u64("FUZZ_SEED", 1),
 			    env_u64("FUZZ_ONEWAY_SCHEDULES", 2000)), 0);
+}
+
+/*
+ * The same schedules in other shapes: ordered or unordered, and senders a
+ * random non-empty subset of the members (FUZZ_SHAPE_SCHEDULES, default
+ * 2000).
+ */
+TEST_TIMEOUT(random_failures_in_other_shapes, 900)
+{
+	static struct fuzz f;
+
+	f.shape = 1;
+	ASSERT_EQ(fuzz_many(&f, env_u64("FUZZ_SEED", 1),
+			    env_u64("FUZZ_SHAPE_SCHEDULES", 2000)), 0);
 }
