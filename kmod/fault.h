@@ -51,6 +51,7 @@ enum spindle_fault_hold {
 	SPINDLE_HOLD_SEND,		/* a SEND reserved, not yet recorded */
 	SPINDLE_HOLD_UP,		/* a group up: its devices exist */
 	SPINDLE_HOLD_ACTIVE,		/* every member connected, not yet active */
+	SPINDLE_HOLD_DOWN,		/* a group going down, off the list */
 	SPINDLE_HOLD_NPOINTS,
 };
 

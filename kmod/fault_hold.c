@@ -3,7 +3,8 @@
  * Testing only: holds that keep a window open between two steps, so that
  * a test can make something happen inside it (a view change while a SEND
  * records its reservations, a file opened on a group still coming up, a
- * member that fails while its group is about to become active), and a
+ * member that fails while its group is about to become active, control
+ * calls while a group goes down), and a
  * completion queue small enough to overrun.  Each is a module parameter,
  * 0 (off) unless a test sets it; a hold lasts a minute at most.
  */
@@ -35,6 +36,10 @@ static unsigned int fault_active_delay_ms;
 module_param(fault_active_delay_ms, uint, 0644);
 MODULE_PARM_DESC(fault_active_delay_ms, "Testing only: a group whose members all connected waits this long (ms, at most 60000) before it becomes active, so that a member can fail meanwhile");
 
+static unsigned int fault_down_delay_ms;
+module_param(fault_down_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_down_delay_ms, "Testing only: a group going down waits this long (ms, at most 60000) once it has left the list, before it tears down, so that a test sees what waits on it");
+
 static unsigned int fault_cq_entries;
 module_param(fault_cq_entries, uint, 0644);
 MODULE_PARM_DESC(fault_cq_entries, "Testing only: give each group brought up from now on a completion queue of at most this many entries, so that it overruns (0: as deep as its connections need)");
@@ -51,12 +56,14 @@ static unsigned int *const spindle_holds[SPINDLE_HOLD_NPOINTS] = {
 	[SPINDLE_HOLD_SEND] = &fault_send_delay_ms,
 	[SPINDLE_HOLD_UP] = &fault_up_delay_ms,
 	[SPINDLE_HOLD_ACTIVE] = &fault_active_delay_ms,
+	[SPINDLE_HOLD_DOWN] = &fault_down_delay_ms,
 };
 
 static const char *const spindle_hold_where[SPINDLE_HOLD_NPOINTS] = {
 	[SPINDLE_HOLD_SEND] = "after a SEND reserved",
 	[SPINDLE_HOLD_UP] = "once its devices exist",
 	[SPINDLE_HOLD_ACTIVE] = "before it becomes active",
+	[SPINDLE_HOLD_DOWN] = "going down, off the list",
 };
 
 /* How long hold @h lasts now, said in the log when it is on. */

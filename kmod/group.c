@@ -776,11 +776,12 @@ static bool spindle_group_settled(struct spindle_group *g)
  */
 void spindle_group_down(struct spindle_group *g, unsigned int timeout_ms)
 {
-	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	unsigned long deadline, flags;
 	struct rdma_cm_id *id;
-	unsigned long flags;
 	u32 i;
 
+	spindle_fault_hold(SPINDLE_HOLD_DOWN, g->id);
+	deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	/* leave once the others have what this node has (within the timeout) */
 	while (!spindle_group_settled(g) && time_before(jiffies, deadline)) {
 		spindle_ring_doorbell(g);

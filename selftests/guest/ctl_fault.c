@@ -6,10 +6,13 @@
  * control lock: a second GROUP_INFO, and a DOWN of the very group being
  * reported, must return at once.  (Issue 14, item 6: the copy out was once
  * made under spindle_groups_lock, so one slow page held every control
- * operation, device removal included.)
+ * operation, device removal included.)  Likewise a DOWN held on its way
+ * (fault_down_delay_ms: a group down may wait up to a minute for its
+ * peers) must hold nobody else: DOWN once tore the group down under that
+ * lock.
  *
  * Needs spindle.ko loaded, root (a userfaultfd that kernel copies wait on)
- * and a kernel with userfaultfd; one-member groups 63 and 64 on this guest.
+ * and a kernel with userfaultfd; one-member groups 63 to 67 on this guest.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +33,11 @@
 
 #define G_INFO		63
 #define G_DOWN		64
+#define G_HELD		65	/* goes down, held */
+#define G_OTHER		66	/* up meanwhile */
+#define G_LATE		67	/* comes up meanwhile */
+#define HOLD_MS		6000
+#define DOWN_HOLD	"/sys/module/spindle/parameters/fault_down_delay_ms"
 #define PROMPT_S	3.0	/* "at once", for a guest under TCG */
 
 /* A one-member group (active at once) on this guest. */
@@ -196,5 +204,72 @@ TEST(group_goes_down_while_its_info_waits_on_a_fault)
 	ASSERT_EQ(group_up(ctl, G_DOWN), 0);
 	held_copy(_t, ctl, G_DOWN, &second);
 	EXPECT_ERRNO(spindle_down(ctl, G_DOWN, 1000), ENOENT);
+	close(ctl);
+}
+
+static int write_param(const char *path, unsigned int v)
+{
+	char buf[16];
+	int fd = open(path, O_WRONLY), n = snprintf(buf, sizeof(buf), "%u\n", v), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, buf, n) == n ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* GROUP_INFO of @group (no members copied): 0, or -1 with errno; *@took in s */
+static int info_timed(int ctl, uint32_t group, double *took)
+{
+	struct spindle_ctl_group_info gi = { .size = sizeof(gi), .group_id = group };
+	double t0 = now();
+	int ret = ioctl(ctl, SPINDLE_CTL_GROUP_INFO, &gi);
+
+	*took = now() - t0;
+	return ret;
+}
+
+TEST(down_held_others_do_not_wait)
+{
+	int ctl = spindle_ctl_open();
+	struct call down = { .ctl = ctl, .group = G_HELD, .down = 1 };
+	double took, slowest = 0, t0;
+	pthread_t a;
+	int gone = 0, held;
+
+	ASSERT_GE(ctl, 0);
+	if (write_param(DOWN_HOLD, 0))
+		SKIP("no %s (a module built without its test hooks)", DOWN_HOLD);
+	ASSERT_EQ(group_up(ctl, G_OTHER), 0);
+	ASSERT_EQ(group_up(ctl, G_HELD), 0);
+	ASSERT_EQ(write_param(DOWN_HOLD, HOLD_MS), 0);
+	ASSERT_EQ(pthread_create(&a, NULL, call_fn, &down), 0);
+	/* until the DOWN has taken its group off the list, each call timed */
+	t0 = now();
+	while (!gone && now() - t0 < 2 * PROMPT_S) {
+		gone = info_timed(ctl, G_HELD, &took) && errno == ENOENT;
+		slowest = took > slowest ? took : slowest;
+		usleep(2000);
+	}
+	held = !down.done;
+	EXPECT_EQ(info_timed(ctl, G_OTHER, &took), 0);
+	slowest = took > slowest ? took : slowest;
+	t0 = now();
+	EXPECT_EQ(group_up(ctl, G_LATE), 0);
+	took = now() - t0;
+	slowest = took > slowest ? took : slowest;
+	held &= !down.done;
+	pthread_join(a, NULL);
+	write_param(DOWN_HOLD, 0);
+	kt_diag("the DOWN took %.3f s (held %d ms); meanwhile the slowest other call took %.3f s",
+		down.took, HOLD_MS, slowest);
+	EXPECT_TRUE(gone);
+	EXPECT_TRUE(held);	/* they ran while the DOWN was held */
+	EXPECT_LT(slowest, PROMPT_S);
+	EXPECT_EQ(down.ret, 0);
+	EXPECT_GE(down.took, HOLD_MS / 1000.0 - 0.5);
+	EXPECT_EQ(spindle_down(ctl, G_LATE, 1000), 0);
+	EXPECT_EQ(spindle_down(ctl, G_OTHER, 1000), 0);
 	close(ctl);
 }
