@@ -269,12 +269,12 @@ static ssize_t spindle_qp_event_write(struct file *file, const char __user *ubuf
 				      size_t len, loff_t *ppos)
 {
 	struct spindle_group *g = file_inode(file)->i_private;
-	struct spindle_peer *peer = NULL;
+	struct spindle_peer *peer;
 	struct ib_event ev = {};
 	unsigned long flags;
-	u32 id, event, i;
+	u32 id, event;
 	char buf[32];
-	int ret = -ENOTCONN;
+	int idx, ret = -ENOTCONN;
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
@@ -283,11 +283,10 @@ static ssize_t spindle_qp_event_write(struct file *file, const char __user *ubuf
 	buf[len] = '\0';
 	if (sscanf(buf, "%u %u", &id, &event) != 2 || event > 31)
 		return -EINVAL;
-	for (i = 0; i < g->cfg.nmembers; i++)
-		if (i != g->me && g->cfg.members[i].id == id)
-			peer = g->peers[i];
-	if (!peer)
+	idx = sp_cfg_member_index(&g->cfg, id);
+	if (idx < 0 || (u32)idx == g->me)
 		return -ENOENT;
+	peer = g->peers[idx];
 	spin_lock_irqsave(&g->peer_lock, flags);
 	if (peer->cur && peer->cur->qp) {
 		struct ib_qp *qp = peer->cur->qp;

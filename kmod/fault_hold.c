@@ -111,11 +111,13 @@ void spindle_fault_hold_thread(enum spindle_fault_hold h,
 	unsigned long end = jiffies + msecs_to_jiffies(spindle_hold_ms(h, g->id));
 
 	for (;;) {
+		long left = (long)(end - jiffies);
+
 		set_current_state(TASK_INTERRUPTIBLE);
-		if (!time_before(jiffies, end) || kthread_should_stop() ||
+		if (left <= 0 || kthread_should_stop() ||
 		    READ_ONCE(g->cq_event) != SPINDLE_CQ_FINE)
 			break;
-		schedule_timeout(end - jiffies);
+		schedule_timeout(left);
 	}
 	__set_current_state(TASK_RUNNING);
 }
