@@ -29,12 +29,7 @@ barrier qp_event
 	>"$OUT/qp_event.json" 2>"$OUT/qp_event.err"; echo $? >"$OUT/qp_event.rc") &
 bw=$!
 if [ "$SPINDLE_NODE" = 0 ]; then
-	i=0
-	until $CTL show $G 2>/dev/null | grep -q "group $G: active"; do
-		i=$((i + 1))
-		[ $i -gt 600 ] && break
-		sleep 0.2
-	done
+	wait_active $G
 	sleep 2
 	ktap_check "qp_event_injected" sh -c "echo '2 1' >/sys/kernel/debug/spindle/group$G/qp_event"
 else

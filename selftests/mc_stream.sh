@@ -106,12 +106,7 @@ wait_file() {
 # with (the others lose their majority)
 up_active() {
 	build/bin/spindlectl up "$1" >/dev/null || return 1
-	_i=0
-	while [ "$(build/bin/spindlectl -j show "$2" 2>/dev/null | jq -r '.[0].state')" != active ]; do
-		_i=$((_i + 1))
-		[ $_i -gt 300 ] && { ktap_diag "group $2 not active after 30 s"; return 1; }
-		sleep 0.1
-	done
+	wait_active "$2" 30 || { ktap_diag "group $2 not active after 30 s"; return 1; }
 }
 
 after_view() {

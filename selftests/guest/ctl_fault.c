@@ -37,7 +37,7 @@
 #define G_OTHER		66	/* up meanwhile */
 #define G_LATE		67	/* comes up meanwhile */
 #define HOLD_MS		6000
-#define DOWN_HOLD	"/sys/module/spindle/parameters/fault_down_delay_ms"
+#define DOWN_HOLD	"fault_down_delay_ms"
 #define PROMPT_S	3.0	/* "at once", for a guest under TCG */
 
 /* A one-member group (active at once) on this guest. */
@@ -207,18 +207,6 @@ TEST(group_goes_down_while_its_info_waits_on_a_fault)
 	close(ctl);
 }
 
-static int write_param(const char *path, unsigned int v)
-{
-	char buf[16];
-	int fd = open(path, O_WRONLY), n = snprintf(buf, sizeof(buf), "%u\n", v), ret;
-
-	if (fd < 0)
-		return -1;
-	ret = write(fd, buf, n) == n ? 0 : -1;
-	close(fd);
-	return ret;
-}
-
 /* GROUP_INFO of @group (no members copied): 0, or -1 with errno; *@took in s */
 static int info_timed(int ctl, uint32_t group, double *took)
 {
@@ -235,15 +223,17 @@ TEST(down_held_others_do_not_wait)
 	int ctl = spindle_ctl_open();
 	struct call down = { .ctl = ctl, .group = G_HELD, .down = 1 };
 	double took, slowest = 0, t0;
+	char hold[16];
 	pthread_t a;
 	int gone = 0, held;
 
 	ASSERT_GE(ctl, 0);
-	if (write_param(DOWN_HOLD, 0))
+	snprintf(hold, sizeof(hold), "%d", HOLD_MS);
+	if (set_param(DOWN_HOLD, "0"))
 		SKIP("no %s (a module built without its test hooks)", DOWN_HOLD);
 	ASSERT_EQ(group_up(ctl, G_OTHER), 0);
 	ASSERT_EQ(group_up(ctl, G_HELD), 0);
-	ASSERT_EQ(write_param(DOWN_HOLD, HOLD_MS), 0);
+	ASSERT_EQ(set_param(DOWN_HOLD, hold), 0);
 	ASSERT_EQ(pthread_create(&a, NULL, call_fn, &down), 0);
 	/* until the DOWN has taken its group off the list, each call timed */
 	t0 = now();
@@ -261,7 +251,7 @@ TEST(down_held_others_do_not_wait)
 	slowest = took > slowest ? took : slowest;
 	held &= !down.done;
 	pthread_join(a, NULL);
-	write_param(DOWN_HOLD, 0);
+	set_param(DOWN_HOLD, "0");
 	kt_diag("the DOWN took %.3f s (held %d ms); meanwhile the slowest other call took %.3f s",
 		down.took, HOLD_MS, slowest);
 	EXPECT_TRUE(gone);

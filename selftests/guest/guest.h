@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the guest-side test programs share: a monotonic clock in seconds,
- * and a failure line on stderr that names the program.
+ * a failure line on stderr that names the program, this guest's address,
+ * and writing one of the module's parameters (its testing-only holds).
  */
 #ifndef SPINDLE_SELFTESTS_GUEST_H
 #define SPINDLE_SELFTESTS_GUEST_H
@@ -50,6 +51,26 @@ static inline const char *guest_addr(void)
 		return NULL;
 	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(p, " "), p);
 	return buf;
+}
+
+/*
+ * set_param - write @value to /sys/module/spindle/parameters/@name
+ * Return: 0, or -1 with errno set (no such parameter: ENOENT).
+ */
+static inline int set_param(const char *name, const char *value)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/module/spindle/parameters/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fputs(value, f) < 0 ? -1 : 0;
+	if (fclose(f) != 0)
+		ret = -1;
+	return ret;
 }
 
 #endif

@@ -31,18 +31,11 @@
 
 #define MSG_LEN		64
 #define MSG		"stale_send: sent after the change"
-#define KNOB		"/sys/module/spindle/parameters/fault_send_delay_ms"
+#define KNOB		"fault_send_delay_ms"
 
 static int set_delay(const char *ms)
 {
-	FILE *f = fopen(KNOB, "w");
-	int ret;
-
-	if (!f)
-		return fail(KNOB ": %s", strerror(errno));
-	ret = fputs(ms, f) < 0;
-	ret |= fclose(f) != 0;
-	return ret ? fail(KNOB ": %s", strerror(errno)) : 0;
+	return set_param(KNOB, ms) ? fail(KNOB ": %s", strerror(errno)) : 0;
 }
 
 /* SEND: mark @count (with MSG_LEN each), then reserve @reserve. */

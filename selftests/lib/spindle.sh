@@ -121,6 +121,19 @@ gen_config() {
 	} >"$_f"
 }
 
+# wait_active GROUP [SECONDS]: until GROUP is active here, every member
+# connected (`spindlectl up` returns while the peers still connect), for
+# SECONDS of the clock at most (default 120: a turn of the loop takes a
+# while on a debug guest); false if it is not by then
+wait_active() {
+	_end=$(($(date +%s) + ${2:-120}))
+	while [ "$(date +%s)" -lt $_end ]; do
+		build/bin/spindlectl show "$1" 2>/dev/null | grep -q "group $1: active" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # kmemleak_reset: on a kmemleak kernel, forget what the kernel leaked
 # before this point (boot, earlier tests), so a later kmemleak_scan reports
 # only what happened since.  False (nothing done) without kmemleak.
