@@ -376,6 +376,38 @@ fail:
 }
 ALLOW_ERROR_INJECTION(spindle_conn_alloc, NULL);
 
+/*
+ * spindle_conn_new_qp - rdma_create_qp(), alone so that fail_function can
+ * make it fail (fail_inject.sh: qp_create_fails_quietly)
+ */
+static noinline int spindle_conn_new_qp(struct rdma_cm_id *id, struct ib_pd *pd,
+					struct ib_qp_init_attr *attr)
+{
+	return rdma_create_qp(id, pd, attr);
+}
+ALLOW_ERROR_INJECTION(spindle_conn_new_qp, ERRNO);
+
+/*
+ * A QP that cannot be made fails the attempt, and the active side tries
+ * again every SPINDLE_CONNECT_RETRY_MS for as long as that lasts: the log
+ * gets the first failure of such a streak and its end, not every try.
+ */
+static void spindle_qp_failed(struct spindle_peer *peer, const char *why, int err)
+{
+	if (atomic_inc_return(&peer->qp_fails) == 1)
+		pr_warn("group %u: cannot create QP for member %u: %s (%d); retried, and logged again once one is made\n",
+			peer->g->id, peer->id, why, err);
+}
+
+static void spindle_qp_made(struct spindle_peer *peer)
+{
+	int fails = atomic_xchg(&peer->qp_fails, 0);
+
+	if (fails)
+		pr_info("group %u: QP for member %u created after %d failed tries\n",
+			peer->g->id, peer->id, fails);
+}
+
 /**
  * spindle_conn_create_qp - the connection's QP, on @id, receives posted
  * @conn: a connection that has no QP
@@ -395,9 +427,8 @@ int spindle_conn_create_qp(struct spindle_conn *conn, struct rdma_cm_id *id)
 	int ret;
 
 	if (id->device != g->ibdev) {
-		/* every retry gets here again: a line per burst, not per try */
-		pr_warn_ratelimited("group %u: member %u is reachable only through another RDMA device\n",
-				    g->id, peer->id);
+		spindle_qp_failed(peer, "reachable only through another RDMA device",
+				  -ENODEV);
 		return -ENODEV;
 	}
 	attr.qp_context = conn;
@@ -411,12 +442,12 @@ int spindle_conn_create_qp(struct spindle_conn *conn, struct rdma_cm_id *id)
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
-	ret = rdma_create_qp(id, conn->pd, &attr);
+	ret = spindle_conn_new_qp(id, conn->pd, &attr);
 	if (ret) {
-		pr_warn_ratelimited("group %u: cannot create QP for member %u: %d\n",
-				    g->id, peer->id, ret);
+		spindle_qp_failed(peer, "rdma_create_qp failed", ret);
 		return ret;
 	}
+	spindle_qp_made(peer);
 	timeout = READ_ONCE(ack_timeout);
 	if (timeout && timeout < 32)
 		rdma_set_ack_timeout(id, timeout);

@@ -31,6 +31,7 @@ struct spindle_peer {
 	struct spindle_conn *cur;	/* the current connection, or NULL (peer_lock) */
 	struct list_head conns;		/* connections not yet reaped (peer_lock) */
 	u32 nconns;
+	atomic_t qp_fails;		/* QP creations failed since one was made */
 	struct delayed_work connect_work;	/* the active side's attempts */
 	struct work_struct reap_work;	/* tears down what went DOWN */
 
