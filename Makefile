@@ -8,7 +8,7 @@
 #   make check-debug the guest selftests on debug kernels (KASAN, lockdep,
 #                   kmemleak; scripts/debug-kernel)
 #   make check-views every view scenario on every kernel (CI runs each
-#                   scenario on one kernel)
+#                   but the extended ones on one kernel)
 #   make module     just the kernel module, for KVER
 #   make modules    the module for every supported kernel that is installed
 #   make unit       host unit tests of the protocol core (ASan + UBSan)
