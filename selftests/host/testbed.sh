@@ -5,14 +5,16 @@
 # hard-kills a guest without failing the run, at a time counted from its
 # command's start or from a barrier every guest reached; --partition cuts
 # guests off from the others, both ways; guests see each other and nothing
-# else; the splat scanner catches kernel reports, not user output.
+# else; the splat scanner catches kernel reports, not user output; a
+# cluster that never came up is the test bed's failure (exit 3), and
+# vmcluster_again boots it once more, keeping the first attempt.
 #   selftests/host/testbed.sh [OUTDIR]     prints KTAP
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/lib/ktap.sh
 OUT=${1:-build/testbed}
 rm -rf "$OUT"
 mkdir -p "$OUT"
-ktap_plan 8
+ktap_plan 10
 # Each run's wall limit (vmcluster --timeout) covers its guests' boot as
 # well as its command: stock guests boot in under 40 s, a debug kernel's
 # (SPINDLE_VM_KERNEL: KASAN, lockdep) take minutes: 6.12-rt debug took
@@ -67,6 +69,20 @@ scripts/vmcluster -n 3 --no-module --timeout $LIMIT --partition 2@go+1 --out "$O
 rc=$?
 ktap_diag "--partition 2@go+1: exit $rc; $(grep 'cut off\|FAILED' "$OUT/part.log" | tr '\n' ' ')"
 ktap_check "partition_cuts_both_ways" sh -c "[ $rc = 0 ] && grep -q 'nodes 2 cut off' '$OUT/part.log'"
+
+# a guest that never comes up (here: QEMU refuses its NIC): exit 3, not 1;
+# and vmcluster_again (scripts/check, views.sh) boots the run once more
+SPINDLE_VM_NIC=no-such-nic scripts/vmcluster -n 1 --no-module --timeout $LIMIT \
+	--out "$OUT/never" -- true >"$OUT/never.log" 2>&1
+rc=$?
+ktap_diag "a guest that never comes up: exit $rc; $(grep 'test bed failed' "$OUT/never.log")"
+ktap_check "never_up_is_the_test_beds_failure" test $rc = 3
+(. scripts/lib/vmcluster-again.sh
+ SPINDLE_VM_NIC=no-such-nic vmcluster_again "$OUT/again.log" -n 1 --no-module \
+	--timeout $LIMIT --out "$OUT/again" -- true) >"$OUT/again.out"
+rc=$?
+ktap_check "never_up_booted_once_more" sh -c "[ $rc = 3 ] && [ -d '$OUT/again.bootfail' ] &&
+	[ -f '$OUT/again.log.bootfail' ] && grep -q 'booted once more' '$OUT/again.out'"
 
 printf '[    1.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2\n' >"$OUT/splat.log"
 printf 'WARNING: this line was printed by a program\n[    2.0] spindle: module verification failed: signature and/or required key missing - tainting kernel\n' >"$OUT/clean.log"

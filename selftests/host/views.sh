@@ -75,6 +75,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . scripts/lib/nic-hang.sh
+. scripts/lib/vmcluster-again.sh
 OUT=${1:-build/views}
 # SECS: how long the streams last; the kills, pauses and partitions
 # (counted from when every guest's streams delivered: vmcluster --kill
@@ -597,8 +598,8 @@ for sc in $scenarios; do
 		for v in ${victims//,/ }; do kills+=(--kill "$v@views_delivering+$at"); done
 		echo "# $name: kill $victims $at s after every stream delivered; node $fnode goes $faction once $fpoint in the change"
 		d=$OUT/$name
-		scripts/vmcluster -n $NODES --timeout $((SECS5 + SLACK)) --out "$d" "${kills[@]}" \
-			-- selftests/views-guest "${UNTIL[@]}" "$SECS5" "${hostile[@]}" >"$d.log" 2>&1
+		vmcluster_again "$d.log" -n $NODES --timeout $((SECS5 + SLACK)) --out "$d" "${kills[@]}" \
+			-- selftests/views-guest "${UNTIL[@]}" "$SECS5" "${hostile[@]}"
 		judge "$name" check_fault_run "$fnode" "$fpoint" ${victims//,/ } "$fnode"
 		continue
 	fi
@@ -608,9 +609,9 @@ for sc in $scenarios; do
 		NODES=${hmode#*/}
 		echo "# $name: nodes $victims cut off from the others $at s after every stream delivered"
 		d=$OUT/$name
-		scripts/vmcluster -n $NODES --timeout $((SECS5 + SLACK)) --out "$d" \
+		vmcluster_again "$d.log" -n $NODES --timeout $((SECS5 + SLACK)) --out "$d" \
 			--partition "$victims@views_delivering+$at" \
-			-- selftests/views-guest "${UNTIL[@]}" "$SECS5" >"$d.log" 2>&1
+			-- selftests/views-guest "${UNTIL[@]}" "$SECS5"
 		judge "$name" check_partition "$d" ${victims//,/ }
 		continue
 	fi
@@ -620,9 +621,9 @@ for sc in $scenarios; do
 		FINAL_VIEW=any
 		echo "# $name: node $victims leaves at $at s, starts again, and goes $faction once $fpoint as a joiner"
 		d=$OUT/$name
-		scripts/vmcluster -n 4 --timeout $((SECS + 8 + SLACK)) --out "$d" \
+		vmcluster_again "$d.log" -n 4 --timeout $((SECS + 8 + SLACK)) --out "$d" \
 			-- selftests/views-guest $((SECS + 8)) rejoin "$victims" "$at" 0 \
-			"$fpoint" "$faction" >"$d.log" 2>&1
+			"$fpoint" "$faction"
 		judge "$name" check_fault_run "$victims" "$fpoint" "$victims"
 		continue
 	fi
@@ -654,8 +655,8 @@ for sc in $scenarios; do
 	[ "$hmode" = suspect ] && secs=$((SECS + 12))
 	streams_until=()
 	[ -z "$hmode" ] && streams_until=("${UNTIL[@]}")	# a kill
-	scripts/vmcluster -n 4 --timeout $((secs + SLACK)) --out "$d" "${kills[@]}" \
-		-- selftests/views-guest "${streams_until[@]}" "$secs" "${hostile[@]}" >"$d.log" 2>&1
+	vmcluster_again "$d.log" -n 4 --timeout $((secs + SLACK)) --out "$d" "${kills[@]}" \
+		-- selftests/views-guest "${streams_until[@]}" "$secs" "${hostile[@]}"
 	rc=$?
 	if [ "$hmode" = stall ]; then
 		judge "$name" check_no_change "$d" "$victims"
