@@ -180,7 +180,7 @@ if [ "$N" -gt 1 ]; then
 	G=76
 	FAILS=12
 	gen_config "$D/g$G.conf" $G 7606 "subgroup 0 members all senders all window 8 max_msg 64"
-	arm spindle_conn_new_qp 12 1 $FAILS
+	arm spindle_conn_new_qp 12 1 $FAILS	# ENOMEM, FAILS times
 	barrier fail_inject_qp
 	$CTL up "$D/g$G.conf" >/dev/null || exit 1
 	wait_active $G && up=1 || up=0
