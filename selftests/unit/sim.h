@@ -8,11 +8,16 @@
  * their source when they execute (as a NIC does); block and row writes
  * read a snapshot taken at post time (as the module does).
  *
- * One subgroup (index 0) of the configuration.  Members are nodes 0..n-1,
- * and memory is indexed by node; the engine's member positions and sender
- * ranks (which change with the view) are mapped through pos_node/rank_node.
- * With views on (sim_views()), every node also runs the view change state
- * machine (kmod/proto/vc.c) over row headers sent through the same queues.
+ * Subgroups as configured (sim_add_sub(); sim_init() makes one of every
+ * node): each a subset of the nodes, with its own senders and mode.  A
+ * node has an engine, memory and a log for each subgroup it is in, and
+ * none for the others; writes name their subgroup, and go through the one
+ * queue of their pair of nodes, rows among them.  Memory is indexed by
+ * node; the engine's member positions and sender ranks (which change with
+ * the view) are mapped through pos_node/rank_node.  With views on
+ * (sim_views()), every node also runs the view change state machine
+ * (kmod/proto/vc.c) over row headers sent through the same queues, each
+ * with the node's view area of every subgroup, as the kernel's rows.
  *
  * This exercises the protocol logic only; the real transport is tested
  * across QEMU guests.
@@ -23,18 +28,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "../../kmod/proto/engine.h"
+#include "../../kmod/proto/order.h"
 #include "../../kmod/proto/pass.h"
 #include "../../kmod/proto/ring.h"
 #include "../../kmod/proto/view.h"
 #include "../../kmod/proto/vc.h"
 
 #define SIM_MAX_NODES 8
+#define SIM_MAX_SUBS 3
 #define SIM_QCAP 1024
-#define SIM_WR_ROW 100		/* a row header write */
+#define SIM_WR_ROW 100		/* a row header write, its view area with it */
 #define SIM_VIEW_RANK 0xff	/* a view record in a log */
 
 struct sim_wr {
 	int kind;
+	u32 sg;			/* the subgroup of an engine write */
 	u64 offset;
 	u32 len;
 	u8 *snap;		/* BLOCK, ROW: contents at post time */
@@ -48,18 +56,44 @@ struct sim_q {
 struct sim_rec {		/* one delivered message, or a view record */
 	u64 seq;
 	u32 rank;		/* the sender's node, or SIM_VIEW_RANK */
-	u64 index;		/* its index in its view; the view id */
+	u64 index;		/* its index among the sender's; the view id */
 	u32 len;
 	u32 tag;		/* producer's message number; the member mask */
 };
 
-struct sim_node {
+/*
+ * A member's view area for one subgroup (as kmod/proto/layout.h's, in host
+ * order), by configured sender rank: it travels with the row, to every
+ * node, members of the subgroup or not.
+ */
+struct sim_area {
+	u64 snap_view;			/* rcv[] is as I wedged in this view */
+	u64 trim_view, trim_term;	/* the trim I proposed or hold */
+	u64 base_view, seq_base;	/* where base_view's numbering starts */
+	u64 rcv[SIM_MAX_NODES];
+	u64 trim[SIM_MAX_NODES];
+	u64 base[SIM_MAX_NODES];
+};
+
+/* what a row write carries */
+struct sim_row {
+	struct sp_row_hdr hdr;
+	struct sim_area area[SIM_MAX_SUBS];
+};
+
+/* A node's part in one subgroup: its engine, memory, producer, consumer. */
+struct sim_sg {
+	int in;			/* a configured member of the subgroup */
 	struct sp_sub sub;
 	struct sp_block *blocks[SIM_MAX_NODES];	/* by node */
 	struct sp_hdr *hdrs[SIM_MAX_NODES];	/* by node */
 	u8 *pay[SIM_MAX_NODES];			/* by node */
 	u32 pos_node[SIM_MAX_NODES];		/* engine member position -> node */
 	u32 rank_node[SIM_MAX_NODES];		/* engine sender rank -> node */
+	u32 cfg_rank[SIM_MAX_NODES];		/* engine -> configured sender rank */
+	/* numbering across views, as the kernel's subgroup keeps it */
+	u64 idx_base[SIM_MAX_NODES];		/* by configured rank */
+	u64 seq_base;
 	/* producer */
 	u64 to_send;		/* messages this node still has to produce */
 	u32 tag;		/* next producer message number */
@@ -72,16 +106,21 @@ struct sim_node {
 	u64 nlog, caplog;
 	u64 released;
 	int lazy;		/* release only now and then */
+	int view_logged;	/* the view record of the change is in the log */
+};
+
+struct sim_node {
+	struct sim_sg sg[SIM_MAX_SUBS];	/* by configured subgroup index */
 	int dead;		/* killed: no passes, no writes in or out */
 	int frozen;		/* stalled: no passes, its NIC works on */
 	u64 writes;		/* writes this node posted */
 	/* views */
 	struct sp_vc vc;
 	struct sp_row_hdr rows[SIM_MAX_NODES];	/* mine at [me], copies */
+	struct sim_area areas[SIM_MAX_NODES][SIM_MAX_SUBS];	/* with rows[] */
 	u64 pushed_row;		/* vc.row_ver last pushed */
 	u64 incarnation;
 	int failed;		/* the state machine stopped it */
-	int view_logged;	/* the view record of the change is in the log */
 };
 
 struct sim {
@@ -112,21 +151,35 @@ static inline u32 sim_below(struct sim *s, u32 n)
 	return n ? (u32)(sim_rand(s) % n) : 0;
 }
 
-/* payload pattern: tag in the first 4 bytes, then bytes derived from it */
-static inline u8 sim_byte(u32 node, u32 tag, u32 i)
+/* Is node @i a configured member of subgroup @k? */
+static inline bool sim_in(const struct sim *s, u32 k, u32 i)
 {
-	return (u8)(node * 31 + tag * 7 + i * 13);
+	return sp_sub_member_pos(&s->cfg.subgroups[k], i) >= 0;
 }
 
-static inline void sim_fill(u8 *p, u32 len, u32 node, u32 tag)
+/*
+ * payload pattern: tag in the first 4 bytes, then bytes derived from it and
+ * from @who, the sender's node and subgroup (sim_who())
+ */
+static inline u32 sim_who(u32 node, u32 k)
+{
+	return node + SIM_MAX_NODES * k;
+}
+
+static inline u8 sim_byte(u32 who, u32 tag, u32 i)
+{
+	return (u8)(who * 31 + tag * 7 + i * 13);
+}
+
+static inline void sim_fill(u8 *p, u32 len, u32 who, u32 tag)
 {
 	u32 i;
 
 	for (i = 0; i < len; i++)
-		p[i] = i < 4 ? (u8)(tag >> (8 * i)) : sim_byte(node, tag, i);
+		p[i] = i < 4 ? (u8)(tag >> (8 * i)) : sim_byte(who, tag, i);
 }
 
-static inline int sim_check(const u8 *p, u32 len, u32 node, u32 *tag)
+static inline int sim_check(const u8 *p, u32 len, u32 who, u32 *tag)
 {
 	u32 i, t = 0;
 
@@ -135,34 +188,36 @@ static inline int sim_check(const u8 *p, u32 len, u32 node, u32 *tag)
 	for (i = 0; i < 4; i++)
 		t |= (u32)p[i] << (8 * i);
 	for (i = 4; i < len; i++)
-		if (p[i] != sim_byte(node, t, i))
+		if (p[i] != sim_byte(who, t, i))
 			return -1;
 	*tag = t;
 	return 0;
 }
 
-/* (Re)start node i's engine for the view @members of the configuration. */
-static inline int sim_engine(struct sim *s, u32 i, sp_mask_t members)
+/* (Re)start node i's engine of subgroup @k for the view @members. */
+static inline int sim_engine(struct sim *s, u32 i, u32 k, sp_mask_t members)
 {
-	struct sim_node *nd = &s->node[i];
-	struct sp_sub *sub = &nd->sub;
+	struct sim_sg *g = &s->node[i].sg[k];
+	struct sp_sub *sub = &g->sub;
 	struct sp_group_cfg v;
 	const struct sp_sub_cfg *c;
-	u32 k;
+	u32 m;
 
 	sp_view_config(&s->cfg, members, &v);
 	v.self_id = i;
-	c = &v.subgroups[0];
+	c = &v.subgroups[k];
 	sp_sub_destroy(sub);
-	if (sp_sub_init(sub, &v, 0))
+	if (sp_sub_init(sub, &v, k))
 		return -1;
-	for (k = 0; k < c->nmembers; k++) {
-		nd->pos_node[k] = c->members[k];
-		sub->blocks[k] = nd->blocks[c->members[k]];
+	for (m = 0; m < c->nmembers; m++) {
+		g->pos_node[m] = c->members[m];
+		sub->blocks[m] = g->blocks[c->members[m]];
 	}
-	for (k = 0; k < c->nsenders; k++) {
-		nd->rank_node[k] = c->senders[k];
-		sub->hdrs[k] = nd->hdrs[c->senders[k]];
+	for (m = 0; m < c->nsenders; m++) {
+		g->rank_node[m] = c->senders[m];
+		g->cfg_rank[m] = (u32)sp_sub_sender_rank(&s->cfg.subgroups[k],
+							 c->senders[m]);
+		sub->hdrs[m] = g->hdrs[c->senders[m]];
 	}
 	return 0;
 }
@@ -170,21 +225,25 @@ static inline int sim_engine(struct sim *s, u32 i, sp_mask_t members)
 /* Zero node i's copies of everyone's blocks and header rings. */
 static inline void sim_wipe(struct sim *s, u32 i)
 {
-	struct sim_node *nd = &s->node[i];
-	u32 k;
+	u32 k, m;
 
-	for (k = 0; k < s->n; k++) {
-		memset(nd->blocks[k], 0, sp_block_size(SIM_MAX_NODES));
-		memset(nd->hdrs[k], 0, sp_hdr_slots(s->cfg.subgroups[0].window) *
-		       sizeof(struct sp_hdr));
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		struct sim_sg *g = &s->node[i].sg[k];
+
+		for (m = 0; g->in && m < s->n; m++) {
+			if (!sim_in(s, k, m))
+				continue;
+			memset(g->blocks[m], 0, sp_block_size(SIM_MAX_NODES));
+			memset(g->hdrs[m], 0, sp_hdr_slots(s->cfg.subgroups[k].window) *
+			       sizeof(struct sp_hdr));
+		}
 	}
 }
 
-/* members 0..n-1, senders as given; group flags, mode, window, max_msg */
-static inline int sim_init_flags(struct sim *s, u32 n, const u32 *senders, u32 nsenders,
-				 u32 flags, u32 mode, u32 window, u32 max_msg, u64 seed)
+/* A group of @n nodes, no subgroup yet: group flags, seed. */
+static inline void sim_setup(struct sim *s, u32 n, u32 flags, u64 seed)
 {
-	u32 i, r;
+	u32 i;
 
 	memset(s, 0, sizeof(*s));
 	s->n = n;
@@ -194,43 +253,83 @@ static inline int sim_init_flags(struct sim *s, u32 n, const u32 *senders, u32 n
 	s->cfg.group_id = 1;
 	s->cfg.flags = flags;
 	s->cfg.nmembers = n;
-	s->cfg.nsubgroups = 1;
 	for (i = 0; i < n; i++) {
 		s->cfg.members[i].id = i;
 		s->cfg.members[i].family = 2;
 		s->cfg.members[i].port = 7471;
 		s->cfg.members[i].addr[0] = 10;
 		s->cfg.members[i].addr[3] = (u8)(i + 1);
-		s->cfg.subgroups[0].members[i] = i;
 	}
-	s->cfg.subgroups[0].id = 0;
-	s->cfg.subgroups[0].nmembers = n;
-	s->cfg.subgroups[0].nsenders = nsenders;
+}
+
+/* The next subgroup: its member nodes (in node order), senders as given. */
+static inline void sim_add_sub(struct sim *s, sp_mask_t members, const u32 *senders,
+			       u32 nsenders, u32 mode, u32 window, u32 max_msg)
+{
+	struct sp_sub_cfg *c = &s->cfg.subgroups[s->cfg.nsubgroups];
+	u32 i, r;
+
+	c->id = s->cfg.nsubgroups++;
+	for (i = 0; i < s->n; i++)
+		if (sp_mask_has(members, i))
+			c->members[c->nmembers++] = i;
+	c->nsenders = nsenders;
 	for (r = 0; r < nsenders; r++)
-		s->cfg.subgroups[0].senders[r] = senders[r];
-	s->cfg.subgroups[0].mode = mode;
-	s->cfg.subgroups[0].window = window;
-	s->cfg.subgroups[0].max_msg = max_msg;
+		c->senders[r] = senders[r];
+	c->mode = mode;
+	c->window = window;
+	c->max_msg = max_msg;
+}
 
-	for (i = 0; i < n; i++) {
-		struct sim_node *nd = &s->node[i];
-		struct sp_cfg_err err;
+/* node i's memory and engine of subgroup @k */
+static inline int sim_start_sg(struct sim *s, u32 i, u32 k)
+{
+	const struct sp_sub_cfg *c = &s->cfg.subgroups[k];
+	struct sim_sg *g = &s->node[i].sg[k];
+	u32 m;
 
+	g->in = sim_in(s, k, i);
+	if (!g->in)
+		return 0;
+	for (m = 0; m < s->n; m++) {
+		if (!sim_in(s, k, m))
+			continue;
+		g->blocks[m] = calloc(1, sp_block_size(SIM_MAX_NODES));
+		g->hdrs[m] = calloc(sp_hdr_slots(c->window), sizeof(struct sp_hdr));
+		g->pay[m] = calloc(c->window, ALIGN(c->max_msg, SP_SLOT_ALIGN));
+	}
+	if (sim_engine(s, i, k, (1ULL << s->n) - 1))
+		return -1;
+	g->caplog = 1024;
+	g->log = calloc(g->caplog, sizeof(*g->log));
+	return 0;
+}
+
+/* The configuration set up, every node's subgroups start in view 1. */
+static inline int sim_start(struct sim *s)
+{
+	struct sp_cfg_err err;
+	u32 i, k;
+
+	for (i = 0; i < s->n; i++) {
 		s->cfg.self_id = i;
 		if (sp_cfg_validate(&s->cfg, &err))
 			return -1;
-		for (r = 0; r < n; r++) {
-			nd->blocks[r] = calloc(1, sp_block_size(SIM_MAX_NODES));
-			nd->hdrs[r] = calloc(sp_hdr_slots(window), sizeof(struct sp_hdr));
-			nd->pay[r] = calloc(window, ALIGN(max_msg, SP_SLOT_ALIGN));
-		}
-		if (sim_engine(s, i, (1ULL << n) - 1))
-			return -1;
-		nd->caplog = 1024;
-		nd->log = calloc(nd->caplog, sizeof(*nd->log));
+		for (k = 0; k < s->cfg.nsubgroups; k++)
+			if (sim_start_sg(s, i, k))
+				return -1;
 	}
 	s->cfg.self_id = 0;
 	return 0;
+}
+
+/* One subgroup of members 0..n-1, senders as given; group flags, mode, window, max_msg */
+static inline int sim_init_flags(struct sim *s, u32 n, const u32 *senders, u32 nsenders,
+				 u32 flags, u32 mode, u32 window, u32 max_msg, u64 seed)
+{
+	sim_setup(s, n, flags, seed);
+	sim_add_sub(s, (1ULL << n) - 1, senders, nsenders, mode, window, max_msg);
+	return sim_start(s);
 }
 
 static inline int sim_init(struct sim *s, u32 n, const u32 *senders, u32 nsenders,
@@ -241,18 +340,20 @@ static inline int sim_init(struct sim *s, u32 n, const u32 *senders, u32 nsender
 
 static inline void sim_free(struct sim *s)
 {
-	u32 i, r, a, b;
+	u32 i, k, r, a, b;
 
 	for (i = 0; i < s->n; i++) {
-		struct sim_node *nd = &s->node[i];
+		for (k = 0; k < s->cfg.nsubgroups; k++) {
+			struct sim_sg *g = &s->node[i].sg[k];
 
-		for (r = 0; r < s->n; r++) {
-			free(nd->blocks[r]);
-			free(nd->hdrs[r]);
-			free(nd->pay[r]);
+			for (r = 0; r < s->n; r++) {
+				free(g->blocks[r]);
+				free(g->hdrs[r]);
+				free(g->pay[r]);
+			}
+			free(g->log);
+			sp_sub_destroy(&g->sub);
 		}
-		free(nd->log);
-		sp_sub_destroy(&nd->sub);
 	}
 	for (a = 0; a < s->n; a++)
 		for (b = 0; b < s->n; b++)
@@ -267,13 +368,15 @@ static inline u32 sim_qlen(struct sim *s, u32 a, u32 b)
 	return s->q[a][b].tail - s->q[a][b].head;
 }
 
-static inline void sim_post(struct sim *s, u32 a, u32 b, int kind, u64 off, u32 len,
-			    const void *snap)
+/* a write from a to b: of subgroup @k's memory, or a row (@k unused) */
+static inline void sim_post(struct sim *s, u32 a, u32 b, u32 k, int kind, u64 off,
+			    u32 len, const void *snap)
 {
 	struct sim_q *q = &s->q[a][b];
 	struct sim_wr *w = &q->wr[q->tail % SIM_QCAP];
 
 	w->kind = kind;
+	w->sg = k;
 	w->offset = off;
 	w->len = len;
 	w->snap = NULL;
@@ -285,110 +388,177 @@ static inline void sim_post(struct sim *s, u32 a, u32 b, int kind, u64 off, u32 
 	s->node[a].writes++;
 }
 
+/* node a's row header and view area, to b */
+static inline void sim_post_row(struct sim *s, u32 a, u32 b)
+{
+	struct sim_node *nd = &s->node[a];
+	struct sim_row row;
+
+	row.hdr = nd->rows[a];
+	memcpy(row.area, nd->areas[a], sizeof(row.area));
+	sim_post(s, a, b, 0, SIM_WR_ROW, 0, sizeof(row), &row);
+}
+
+/* a row from a lands at b */
+static inline void sim_land_row(struct sim *s, u32 a, u32 b, const struct sim_row *row)
+{
+	struct sim_node *dst = &s->node[b];
+
+	if (sp_vc_row_check(&dst->rows[a], &row->hdr, s->n)) {
+		fprintf(stderr, "node %u: bad row from node %u\n", b, a);
+		s->fault = -EPROTO;
+	}
+	dst->rows[a] = row->hdr;
+	memcpy(dst->areas[a], row->area, sizeof(row->area));
+}
+
 /* execute the oldest write from a to b */
 static inline void sim_exec(struct sim *s, u32 a, u32 b)
 {
 	struct sim_q *q = &s->q[a][b];
 	struct sim_wr *w = &q->wr[q->head % SIM_QCAP];
-	struct sim_node *src = &s->node[a], *dst = &s->node[b];
+	struct sim_sg *src = &s->node[a].sg[w->sg], *dst = &s->node[b].sg[w->sg];
 
-	if (dst->dead || s->cut[a][b]) {	/* nothing lands: dead, or cut off */
+	if (s->node[b].dead || s->cut[a][b]) {	/* nothing lands: dead, or cut off */
 		free(w->snap);
 		q->head++;
 		return;
 	}
-	switch (w->kind) {
-	case SP_WR_PAYLOAD:
-		memcpy(dst->pay[a] + w->offset, src->pay[a] + w->offset, w->len);
-		break;
-	case SP_WR_HDR:
-		memcpy((u8 *)dst->hdrs[a] + w->offset, (u8 *)src->hdrs[a] + w->offset, w->len);
-		break;
-	case SP_WR_BLOCK:
-		memcpy(dst->blocks[a], w->snap, w->len);
-		break;
-	case SIM_WR_ROW:
-		if (sp_vc_row_check(&dst->rows[a], (struct sp_row_hdr *)w->snap, s->n)) {
-			fprintf(stderr, "node %u: bad row from node %u\n", b, a);
-			s->fault = -EPROTO;
+	if (w->kind != SIM_WR_ROW && (!src->in || !dst->in)) {
+		fprintf(stderr, "node %u: a write of subgroup %u from node %u: not a member\n",
+			b, w->sg, a);
+		s->fault = -EPROTO;
+	} else {
+		switch (w->kind) {
+		case SP_WR_PAYLOAD:
+			memcpy(dst->pay[a] + w->offset, src->pay[a] + w->offset, w->len);
+			break;
+		case SP_WR_HDR:
+			memcpy((u8 *)dst->hdrs[a] + w->offset,
+			       (u8 *)src->hdrs[a] + w->offset, w->len);
+			break;
+		case SP_WR_BLOCK:
+			memcpy(dst->blocks[a], w->snap, w->len);
+			break;
+		case SIM_WR_ROW:
+			sim_land_row(s, a, b, (const struct sim_row *)w->snap);
+			break;
 		}
-		memcpy(&dst->rows[a], w->snap, sizeof(dst->rows[a]));
-		break;
 	}
 	free(w->snap);
 	q->head++;
 }
 
-/* the producer of node i: reserve, fill, mark ready (or void) */
-static inline void sim_produce(struct sim *s, u32 i)
+/* the producer of node i in subgroup @k: reserve, fill, mark ready (or void) */
+static inline void sim_produce_sg(struct sim *s, u32 i, u32 k)
 {
-	struct sim_node *nd = &s->node[i];
-	struct sp_sub *sub = &nd->sub;
-	u32 k;
+	struct sim_sg *g = &s->node[i].sg[k];
+	struct sp_sub *sub = &g->sub;
+	u32 j;
 
-	if (sub->my_rank < 0 || nd->failed || (s->views && nd->vc.phase != SP_VC_NORMAL))
+	if (!g->in || sub->my_rank < 0)
 		return;
-	if (nd->stall) {
-		nd->stall--;
+	if (g->stall) {
+		g->stall--;
 		return;
 	}
-	if (nd->pending_n) {	/* finish what was reserved last round */
-		for (k = 0; k < nd->pending_n; k++) {
-			u64 pos = nd->pending_first + k;
-			u8 *slot = nd->pay[i] + sp_sub_payload_offset(sub, pos);
+	if (g->pending_n) {	/* finish what was reserved last round */
+		for (j = 0; j < g->pending_n; j++) {
+			u64 pos = g->pending_first + j;
+			u8 *slot = g->pay[i] + sp_sub_payload_offset(sub, pos);
 
 			if (s->void_pct && (int)sim_below(s, 100) < s->void_pct) {
 				if (sp_sub_void(sub, pos))
 					abort();
-				nd->voids++;
-				nd->to_send++;	/* still owes a real message */
+				g->voids++;
+				g->to_send++;	/* still owes a real message */
 				continue;
 			}
 			{
 				u32 len = 4 + sim_below(s, sub->max_msg - 3);
 
-				sim_fill(slot, len, i, nd->tag++);
+				sim_fill(slot, len, sim_who(i, k), g->tag++);
 				if (sp_sub_mark_ready(sub, pos, len))
 					abort();
 			}
 		}
-		nd->pending_n = 0;
+		g->pending_n = 0;
 	}
-	if (nd->to_send) {
+	if (g->to_send) {
 		u32 want = 1 + sim_below(s, (u32)s->max_batch);
 
-		if (want > nd->to_send)
-			want = (u32)nd->to_send;
-		nd->pending_n = sp_sub_reserve(sub, want, &nd->pending_first);
-		nd->to_send -= nd->pending_n;
+		if (want > g->to_send)
+			want = (u32)g->to_send;
+		g->pending_n = sp_sub_reserve(sub, want, &g->pending_first);
+		g->to_send -= g->pending_n;
 	}
 }
 
-/* keep node i's deliveries in its log, checking each payload */
-static inline int sim_record(struct sim *s, u32 i, const struct sp_desc *d, u32 n)
+/* the producers of node i, one per subgroup it sends in */
+static inline void sim_produce(struct sim *s, u32 i)
 {
 	struct sim_node *nd = &s->node[i];
 	u32 k;
 
-	for (k = 0; k < n; k++) {
-		struct sim_rec *rec;
-		u32 sender = nd->rank_node[d[k].rank];
-		const u8 *p = nd->pay[sender] + sp_sub_payload_offset(&nd->sub, d[k].pay_pos);
+	if (nd->failed || (s->views && nd->vc.phase != SP_VC_NORMAL))
+		return;
+	for (k = 0; k < s->cfg.nsubgroups; k++)
+		sim_produce_sg(s, i, k);
+}
 
-		if (nd->nlog == nd->caplog) {
-			nd->caplog *= 2;
-			nd->log = realloc(nd->log, nd->caplog * sizeof(*nd->log));
-		}
-		rec = &nd->log[nd->nlog++];
-		/* logs are compared whole (memcmp): padding included */
-		memset(rec, 0, sizeof(*rec));
-		rec->seq = d[k].seq;
+/* Has node i still something to produce, in any subgroup? */
+static inline bool sim_producing(const struct sim *s, u32 i)
+{
+	u32 k;
+
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		const struct sim_sg *g = &s->node[i].sg[k];
+
+		if (g->to_send || g->pending_n || g->stall)
+			return true;
+	}
+	return false;
+}
+
+/* append a record to a log */
+static inline struct sim_rec *sim_log_add(struct sim_sg *g)
+{
+	struct sim_rec *rec;
+
+	if (g->nlog == g->caplog) {
+		g->caplog *= 2;
+		g->log = realloc(g->log, g->caplog * sizeof(*g->log));
+	}
+	rec = &g->log[g->nlog++];
+	/* logs are compared whole (memcmp): padding included */
+	memset(rec, 0, sizeof(*rec));
+	return rec;
+}
+
+/*
+ * keep node i's deliveries of subgroup @k in its log, checking each
+ * payload; numbered as the kernel hands them to users (deliver.c): sender
+ * indices and the ordered sequence go on across views
+ */
+static inline int sim_record(struct sim *s, u32 i, u32 k, const struct sp_desc *d, u32 n)
+{
+	struct sim_sg *g = &s->node[i].sg[k];
+	u32 nconf = s->cfg.subgroups[k].nsenders;
+	u32 j;
+
+	for (j = 0; j < n; j++) {
+		u32 sender = g->rank_node[d[j].rank], r = g->cfg_rank[d[j].rank];
+		const u8 *p = g->pay[sender] + sp_sub_payload_offset(&g->sub, d[j].pay_pos);
+		struct sim_rec *rec = sim_log_add(g);
+
 		rec->rank = sender;
-		rec->index = d[k].index;
-		rec->len = d[k].len;
-		if (sim_check(p, d[k].len, sender, &rec->tag)) {
-			fprintf(stderr, "node %u: corrupt payload from %u index %llu\n",
-				i, sender, (unsigned long long)d[k].index);
+		rec->index = g->idx_base[r] + d[j].index;
+		rec->seq = g->sub.mode == SP_MODE_ORDERED ? g->seq_base + d[j].seq :
+			   sp_seq(r, rec->index, nconf);
+		rec->len = d[j].len;
+		if (sim_check(p, d[j].len, sim_who(sender, k), &rec->tag)) {
+			fprintf(stderr, "node %u: corrupt payload from %u index %llu in subgroup %u\n",
+				i, sender, (unsigned long long)d[j].index, k);
 			s->fault = -EIO;
 			return -EIO;
 		}
@@ -402,7 +572,13 @@ static inline int sim_record(struct sim *s, u32 i, const struct sp_desc *d, u32 
 struct sim_turn {
 	struct sim *s;
 	u32 i;
+	u32 k;		/* the subgroup whose turn it is */
 };
+
+static inline struct sim_sg *sim_turn_sg(const struct sim_turn *t)
+{
+	return &t->s->node[t->i].sg[t->k];
+}
 
 static inline void sim_turn_nop(void *ctx)
 {
@@ -429,19 +605,19 @@ static inline void sim_turn_freed(void *ctx, u32 n)
 static inline u32 sim_turn_deliver(void *ctx, u32 max)
 {
 	struct sim_turn *t = ctx;
-	struct sim_node *nd = &t->s->node[t->i];
-	struct sp_sub *sub = &nd->sub;
+	struct sim_sg *g = sim_turn_sg(t);
+	struct sp_sub *sub = &g->sub;
 	u64 before = sub->rel_descs;
 	struct sp_desc d[64];
 	u32 n, total = 0;
 
-	if (!nd->lazy || sim_below(t->s, 4) == 0) {
-		nd->released = sub->dl_descs;
-		sp_sub_release(sub, nd->released);
+	if (!g->lazy || sim_below(t->s, 4) == 0) {
+		g->released = sub->dl_descs;
+		sp_sub_release(sub, g->released);
 	}
 	do {
 		n = sp_sub_deliver(sub, d, max - total < 64 ? max - total : 64);
-		if (sim_record(t->s, t->i, d, n))
+		if (sim_record(t->s, t->i, t->k, d, n))
 			return total;
 		total += n;
 	} while (n == 64 && total < max);
@@ -453,7 +629,7 @@ static inline u32 sim_turn_writes(void *ctx, u32 m)
 {
 	struct sim_turn *t = ctx;
 	struct sim *s = t->s;
-	u32 to = s->node[t->i].pos_node[m], room;
+	u32 to = sim_turn_sg(t)->pos_node[m], room;
 
 	if (s->node[to].dead)
 		return 0;
@@ -474,10 +650,10 @@ static inline bool sim_turn_block_ok(void *ctx, u32 m)
 static inline void sim_turn_queue(void *ctx, u32 m, const struct sp_wr *w)
 {
 	struct sim_turn *t = ctx;
-	struct sim_node *nd = &t->s->node[t->i];
+	struct sim_sg *g = sim_turn_sg(t);
 
-	sim_post(t->s, t->i, nd->pos_node[m], (int)w->kind, w->offset, w->len,
-		 w->kind == SP_WR_BLOCK ? (void *)nd->sub.blocks[nd->sub.me] : NULL);
+	sim_post(t->s, t->i, g->pos_node[m], t->k, (int)w->kind, w->offset, w->len,
+		 w->kind == SP_WR_BLOCK ? (void *)g->sub.blocks[g->sub.me] : NULL);
 }
 
 /* a write is in its queue as soon as queued: nothing to post */
@@ -490,20 +666,21 @@ static inline void sim_turn_post(void *ctx, u32 m)
 static inline void sim_turn_bad(void *ctx, u32 m, const char *what)
 {
 	struct sim_turn *t = ctx;
-	struct sim_node *nd = &t->s->node[t->i];
-	struct sp_sub *sub = &nd->sub;
+	struct sim_sg *g = sim_turn_sg(t);
+	struct sp_sub *sub = &g->sub;
 	u32 r;
 
-	fprintf(stderr, "node %u: rejected a write of node %u: %s\n", t->i,
-		nd->pos_node[m], what);
+	fprintf(stderr, "node %u: rejected a write of node %u in subgroup %u: %s\n",
+		t->i, g->pos_node[m], t->k, what);
 	if (getenv("SIM_TRACE"))
 		for (r = 0; r < sub->nsenders; r++)
 			fprintf(stderr, "  rank %u (node %u): hdr_pub %llu seen %llu dl_hdr %llu (view %llu phase %d)\n",
-				r, nd->rank_node[r],
-				(unsigned long long)le64_to_cpu(sub->blocks[simvc_pos(nd, nd->rank_node[r])]->hdr_pub),
+				r, g->rank_node[r],
+				(unsigned long long)le64_to_cpu(sub->blocks[sub->rank_member[r]]->hdr_pub),
 				(unsigned long long)sub->rx[r].hdr_seen,
 				(unsigned long long)sub->rx[r].dl_hdr,
-				(unsigned long long)nd->vc.view, nd->vc.phase);
+				(unsigned long long)t->s->node[t->i].vc.view,
+				t->s->node[t->i].vc.phase);
 	t->s->fault = -EPROTO;
 }
 
@@ -547,12 +724,15 @@ static inline bool sim_group_engines_run(void *ctx)
 	       ph == SP_VC_COMMITTED;
 }
 
-static inline int sim_group_turn(void *ctx, u32 sub)
+/* subgroup @k's turn; none where this node is not a member */
+static inline int sim_group_turn(void *ctx, u32 k)
 {
 	struct sim_turn *t = ctx;
 
-	(void)sub;	/* one subgroup */
-	return sp_sub_pass(&t->s->node[t->i].sub, &sim_turn_ops, t,
+	if (!t->s->node[t->i].sg[k].in)
+		return 0;
+	t->k = k;
+	return sp_sub_pass(&sim_turn_sg(t)->sub, &sim_turn_ops, t,
 			   t->s->cfg.flags & SP_GROUP_BASELINE ?
 			   SP_PASS_STEPWISE : 0);
 }
@@ -575,9 +755,7 @@ static const struct sp_group_ops sim_group_ops = {
  * One pass of node i's predicate thread: proto/pass.c's, as the kernel's
  * spindle_pass() runs it.  A node that stopped only says so (its
  * connections are down: nothing else leaves it).  A row waits for the
- * block writes before it (sim_vc_push()): the simulation's view glue
- * reads the survivors' snapshots from their blocks, where the kernel's
- * reads them from the view area that travels with the row.
+ * block writes due before it (sim_vc_push()).
  */
 static inline int sim_thread_pass(struct sim *s, u32 i)
 {
@@ -586,7 +764,7 @@ static inline int sim_thread_pass(struct sim *s, u32 i)
 
 	if (s->node[i].failed)
 		return s->views ? sim_vc_push(s, i) : 0;
-	work = sp_group_pass(&sim_group_ops, &t, 1);
+	work = sp_group_pass(&sim_group_ops, &t, s->cfg.nsubgroups);
 	return s->fault ? s->fault : work;
 }
 
@@ -643,8 +821,7 @@ static inline long sim_run(struct sim *s, long max_rounds)
 		}
 		for (i = 0; i < s->n; i++)
 			work += !s->node[i].dead && !s->node[i].failed &&
-				(s->node[i].to_send || s->node[i].pending_n ||
-				 s->node[i].stall);
+				sim_producing(s, i);
 		for (a = 0; a < s->n; a++)
 			for (b = 0; b < s->n; b++)
 				work += sim_qlen(s, a, b) != 0;

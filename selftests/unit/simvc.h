@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The simulated cluster's side of the view change (kmod/proto/vc.c): the
- * ops the state machine calls, row header pushes, and restarting a node
- * so that it joins again.  Included by sim.h.
+ * ops the state machine calls, row pushes, and restarting a node so that
+ * it joins again.  Included by sim.h.
+ *
+ * As the kernel's (kmod/view.c), per configured subgroup: a node puts its
+ * received counts in its view area as it wedges; the leader takes each
+ * subgroup's trim over the survivors that are members of it, for every
+ * subgroup, its own or not, and every member copies the trims of every
+ * subgroup from the row it follows; each node delivers up to the trim of
+ * the subgroups it is in, and puts in its view area where the new view's
+ * numbering starts there, for members that join.
  */
 #ifndef SPINDLE_SIMVC_H
 #define SPINDLE_SIMVC_H
@@ -14,146 +22,218 @@ static struct simvc_ctx {
 
 #define SIMVC(c) struct sim *s = ((struct simvc_ctx *)(c))->s; \
 	u32 i = ((struct simvc_ctx *)(c))->i; \
-	struct sim_node *nd = &s->node[i]; \
-	struct sp_sub *sub = &nd->sub
+	struct sim_node *nd = &s->node[i]
 
-/* the engine's member position of node @node, or -1 */
-static inline int simvc_pos(struct sim_node *nd, u32 node)
+/* the engine's member position of node @node in @g, or -1 */
+static inline int simvc_pos(const struct sim_sg *g, u32 node)
 {
 	u32 p;
 
-	for (p = 0; p < nd->sub.nmembers; p++)
-		if (nd->pos_node[p] == node)
+	for (p = 0; p < g->sub.nmembers; p++)
+		if (g->pos_node[p] == node)
 			return (int)p;
 	return -1;
 }
 
+static inline bool simvc_trace(void)
+{
+	return getenv("SIM_TRACE") != NULL;
+}
+
+/* Stop sending; my received counts of every subgroup I am in, for the trim. */
 static void simvc_wedge(void *c)
 {
+	u32 k, r;
 	SIMVC(c);
 
-	(void)s;
-	(void)i;
-	sub->wedged = true;
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		struct sim_sg *g = &nd->sg[k];
+		struct sim_area *a = &nd->areas[i][k];
+
+		if (!g->in)
+			continue;
+		g->sub.wedged = true;
+		memset(a->rcv, 0, sizeof(a->rcv));
+		for (r = 0; r < g->sub.nsenders; r++)
+			a->rcv[g->cfg_rank[r]] = g->sub.rx[r].received;
+		a->snap_view = nd->vc.view;
+	}
+	nd->vc.row_ver++;
 }
 
 /*
- * As the kernel's spindle_vc_propose() reads each survivor's snapshot from
- * the memory its rows land in (not what the engine last parsed): the
- * received counts in the survivors' blocks, frozen since they wedged and
- * written before the row that says so.
+ * As spindle_vc_propose(): each subgroup's trim, the minimum over the
+ * survivors that are its members of the counts in their view areas; 0
+ * where none of them is.
  */
 static int simvc_propose(void *c, sp_mask_t survivors, u64 view, u64 term)
 {
-	u64 trim[SIM_MAX_NODES], rcv[SIM_MAX_NODES];
-	u32 p, r;
+	u64 trim[SIM_MAX_NODES];
+	u32 k, m, r;
 	SIMVC(c);
 
-	if (getenv("SIM_TRACE"))
+	if (simvc_trace())
 		fprintf(stderr, "node %u proposes view %llu term %llu over %#llx\n", i,
 			(unsigned long long)view, (unsigned long long)term,
 			(unsigned long long)survivors);
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		u32 n = s->cfg.subgroups[k].nsenders;
+		struct sim_area *mine = &nd->areas[i][k];
+		bool any = false;
 
-	(void)s;
-	(void)i;
-	for (p = 0; p < sub->nsenders; p++)
-		trim[p] = ~0ULL;
-	for (p = 0; p < sub->nmembers; p++) {
-		if (!sp_mask_has(survivors, nd->pos_node[p]))
-			continue;
-		for (r = 0; r < sub->nsenders; r++)
-			rcv[r] = le64_to_cpu(sub->blocks[p]->v[r]);
-		sp_trim_merge(trim, rcv, sub->nsenders);
+		for (r = 0; r < n; r++)
+			trim[r] = ~0ULL;
+		for (m = 0; m < s->n; m++) {
+			const struct sim_area *a = &nd->areas[m][k];
+
+			if (!sp_mask_has(survivors, m) || !sim_in(s, k, m))
+				continue;
+			if (a->snap_view != nd->vc.view)
+				return -EAGAIN;	/* its wedge has not reached us */
+			sp_trim_merge(trim, a->rcv, n);
+			any = true;
+		}
+		for (r = 0; r < n; r++)
+			mine->trim[r] = any ? trim[r] : 0;
+		mine->trim_view = view;
+		mine->trim_term = term;
 	}
-	sp_sub_set_trim(sub, view, term, trim);
+	nd->vc.row_ver++;
 	return 0;
 }
 
+/* Is @from's trim of subgroup @k more than I have?  (It is faulty.) */
+static bool simvc_beyond(struct sim *s, u32 i, u32 k, const struct sim_area *a)
+{
+	const struct sim_sg *g = &s->node[i].sg[k];
+	u32 r;
+
+	for (r = 0; g->in && r < g->sub.nsenders; r++)
+		if (a->trim[g->cfg_rank[r]] > g->sub.rx[r].received)
+			return true;
+	return false;
+}
+
+/* As spindle_vc_adopt(): every subgroup's trim from @from's view area. */
 static int simvc_adopt(void *c, u32 from, u64 view, u64 term, u64 my_term)
 {
-	u64 trim[SIM_MAX_NODES];
-	int p, ret;
+	u32 k;
 	SIMVC(c);
 
-	(void)s;
-	(void)i;
-	p = simvc_pos(nd, from);
-	if (p < 0)
-		return -EPROTO;
-	ret = sp_sub_read_trim(sub, (u32)p, view, term, trim);
-	if (getenv("SIM_TRACE"))
-		fprintf(stderr, "node %u adopts from %u view %llu term %llu as %llu: %d (%llu %llu %llu %llu %llu)\n",
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		const struct sim_area *a = &nd->areas[from][k];
+
+		if (a->trim_view != view || a->trim_term != term)
+			return -EAGAIN;
+		if (simvc_beyond(s, i, k, a)) {
+			if (simvc_trace())
+				fprintf(stderr, "node %u: node %u's trim of subgroup %u is more than it has\n",
+					i, from, k);
+			return -EPROTO;
+		}
+	}
+	if (simvc_trace())
+		fprintf(stderr, "node %u adopts from %u view %llu term %llu as %llu\n",
 			i, from, (unsigned long long)view, (unsigned long long)term,
-			(unsigned long long)my_term, ret, (unsigned long long)trim[0],
-			(unsigned long long)trim[1], (unsigned long long)trim[2],
-			(unsigned long long)trim[3], (unsigned long long)trim[4]);
-	if (ret)
-		return ret;
-	sp_sub_set_trim(sub, view, my_term, trim);
+			(unsigned long long)my_term);
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		struct sim_area *mine = &nd->areas[i][k];
+
+		memcpy(mine->trim, nd->areas[from][k].trim, sizeof(mine->trim));
+		mine->trim_view = view;
+		mine->trim_term = my_term;
+	}
+	nd->vc.row_ver++;
 	return 0;
 }
 
-static void simvc_log_view(struct sim_node *nd, u64 view, sp_mask_t members)
+static void simvc_log_view(struct sim_sg *g, u64 view, sp_mask_t members)
 {
-	struct sim_rec *rec;
+	struct sim_rec *rec = sim_log_add(g);
 
-	if (nd->nlog == nd->caplog) {
-		nd->caplog *= 2;
-		nd->log = realloc(nd->log, nd->caplog * sizeof(*nd->log));
-	}
-	rec = &nd->log[nd->nlog++];
-	memset(rec, 0, sizeof(*rec));
 	rec->rank = SIM_VIEW_RANK;
 	rec->index = view;
 	rec->tag = (u32)members;
-	nd->view_logged = (int)view;
+	g->view_logged = (int)view;
+}
+
+/* As spindle_sub_bases(): where @view's numbering starts, in my view area. */
+static void simvc_bases(struct sim_node *nd, u32 i, u32 k, u32 nconf, u64 view)
+{
+	struct sim_sg *g = &nd->sg[k];
+	struct sim_area *a = &nd->areas[i][k];
+	u32 r;
+
+	for (r = 0; r < nconf; r++)
+		a->base[r] = g->idx_base[r] + a->trim[r];
+	a->seq_base = g->seq_base + g->sub.dl_seq;
+	a->base_view = view;
+	nd->vc.row_ver++;
+}
+
+/* Deliver subgroup @k up to my trim, then its view record; 0 or -errno. */
+static int simvc_apply_sg(struct sim *s, u32 i, u32 k, u64 view, sp_mask_t members)
+{
+	struct sim_node *nd = &s->node[i];
+	struct sim_sg *g = &nd->sg[k];
+	const struct sim_area *a = &nd->areas[i][k];
+	u64 trim[SIM_MAX_NODES];
+	struct sp_desc d[64];
+	u32 n, r;
+
+	if (a->trim_view != view || a->trim_term != le64_to_cpu(nd->rows[i].echo_term)) {
+		fprintf(stderr, "node %u: no trim of its own to apply\n", i);
+		s->fault = -ENODATA;	/* not a rejected write: its own message */
+		return -ENODATA;
+	}
+	for (r = 0; r < g->sub.nsenders; r++)
+		trim[r] = a->trim[g->cfg_rank[r]];
+	if (simvc_trace())
+		fprintf(stderr, "node %u applies view %llu term %llu to subgroup %u: trim %llu %llu %llu %llu %llu (members %#llx)\n",
+			i, (unsigned long long)view, (unsigned long long)a->trim_term, k,
+			(unsigned long long)a->trim[0], (unsigned long long)a->trim[1],
+			(unsigned long long)a->trim[2], (unsigned long long)a->trim[3],
+			(unsigned long long)a->trim[4], (unsigned long long)members);
+	do {
+		n = sp_sub_deliver_trim(&g->sub, trim, d, 64);
+		if (sim_record(s, i, k, d, n))
+			return -EIO;
+		g->released = g->sub.dl_descs;
+		sp_sub_release(&g->sub, g->released);
+	} while (n);
+	simvc_bases(nd, i, k, s->cfg.subgroups[k].nsenders, view);
+	simvc_log_view(g, view, members);
+	return 0;
 }
 
 static int simvc_apply(void *c, u64 view, sp_mask_t members)
 {
-	u64 trim[SIM_MAX_NODES];
-	struct sp_desc d[64];
-	u32 n;
+	u32 k;
 	SIMVC(c);
 
-	if (nd->view_logged == (int)view)
-		return 0;
-	if (sp_sub_read_trim(sub, sub->me, view, le64_to_cpu(nd->rows[i].echo_term), trim)) {
-		fprintf(stderr, "node %u: no trim of its own to apply\n", i);
-		s->fault = -ENODATA;	/* not a rejected write: its own message */
-		return 0;
-	}
-	if (getenv("SIM_TRACE"))
-		fprintf(stderr, "node %u applies view %llu term %llu trim %llu %llu %llu %llu %llu (members %#llx)\n",
-			i, (unsigned long long)view,
-			(unsigned long long)le64_to_cpu(nd->rows[i].echo_term),
-			(unsigned long long)trim[0], (unsigned long long)trim[1],
-			(unsigned long long)trim[2], (unsigned long long)trim[3],
-			(unsigned long long)trim[4], (unsigned long long)members);
-	do {
-		n = sp_sub_deliver_trim(sub, trim, d, 64);
-		if (sim_record(s, i, d, n))
-			return 0;
-		nd->released = sub->dl_descs;
-		sp_sub_release(sub, nd->released);
-	} while (n);
-	simvc_log_view(nd, view, members);
+	for (k = 0; k < s->cfg.nsubgroups; k++)
+		if (nd->sg[k].in && nd->sg[k].view_logged != (int)view &&
+		    simvc_apply_sg(s, i, k, view, members))
+			break;	/* s->fault says why */
 	return 0;
 }
 
 static bool simvc_drain(void *c, sp_mask_t next)
 {
-	u32 b;
+	u32 b, k;
 	SIMVC(c);
 
 	for (b = 0; b < s->n; b++) {
 		struct sim_q *q = &s->q[i][b];
-		int p = simvc_pos(nd, b);
 
-		if (b != i && p >= 0 && sp_mask_has(next, b) && !s->node[b].dead &&
-		    sp_sub_has_output(sub, (u32)p))
-			return false;	/* still to write */
+		for (k = 0; k < s->cfg.nsubgroups; k++) {
+			const struct sim_sg *g = &nd->sg[k];
+			int p = g->in ? simvc_pos(g, b) : -1;
 
+			if (b != i && p >= 0 && sp_mask_has(next, b) && !s->node[b].dead &&
+			    sp_sub_has_output(&g->sub, (u32)p))
+				return false;	/* still to write */
+		}
 		if (!sim_qlen(s, i, b))
 			continue;
 		if (sp_mask_has(next, b))
@@ -166,19 +246,69 @@ static bool simvc_drain(void *c, sp_mask_t next)
 	return true;
 }
 
+/*
+ * As spindle_bases_of(): the bases of @view for subgroup @k, mine or (a
+ * joiner's) those of a member of it that stays from the view before;
+ * -EAGAIN while none has reached me.  *@out NULL when no such member is
+ * in the subgroup: numbering starts over.
+ */
+static int simvc_bases_of(struct sim *s, u32 i, u32 k, u64 view, sp_mask_t members,
+			  const struct sim_area **out)
+{
+	struct sim_node *nd = &s->node[i];
+	sp_mask_t stay = members & nd->vc.prev_members;
+	bool any = false;
+	u32 m;
+
+	*out = &nd->areas[i][k];
+	if ((*out)->base_view == view)
+		return 0;
+	for (m = 0; m < s->n; m++) {
+		if (m == i || !sp_mask_has(stay, m) || !sim_in(s, k, m))
+			continue;
+		any = true;
+		*out = &nd->areas[m][k];
+		if ((*out)->base_view == view)
+			return 0;
+	}
+	*out = NULL;
+	return any ? -EAGAIN : 0;
+}
+
+/* node i's subgroup @k restarts for (@view, @members) from bases @b */
+static void simvc_reset_sg(struct sim *s, u32 i, u32 k, sp_mask_t members,
+			   const struct sim_area *b)
+{
+	struct sim_sg *g = &s->node[i].sg[k];
+	u32 r;
+
+	g->to_send += g->pending_n;	/* reserved, never marked: redo */
+	g->pending_n = 0;
+	for (r = 0; r < SIM_MAX_NODES; r++)
+		g->idx_base[r] = b ? b->base[r] : 0;
+	g->seq_base = b ? b->seq_base : 0;
+	if (sim_engine(s, i, k, members))
+		s->fault = -ENOMEM;
+	g->released = 0;
+}
+
 static int simvc_reset(void *c, u64 view, sp_mask_t members)
 {
+	const struct sim_area *b[SIM_MAX_SUBS];
+	u32 k;
 	SIMVC(c);
 
-	(void)view;
-	if (sub->dl_descs != sub->rel_descs)
-		return -EAGAIN;
-	nd->to_send += nd->pending_n;	/* reserved, never marked: redo */
-	nd->pending_n = 0;
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		const struct sim_sg *g = &nd->sg[k];
+
+		if (g->in && (g->sub.dl_descs != g->sub.rel_descs ||
+			      simvc_bases_of(s, i, k, view, members, &b[k])))
+			return -EAGAIN;
+	}
 	sim_wipe(s, i);
-	if (sim_engine(s, i, members))
-		s->fault = -ENOMEM;
-	nd->released = 0;
+	for (k = 0; k < s->cfg.nsubgroups; k++)
+		if (nd->sg[k].in)
+			simvc_reset_sg(s, i, k, members, b[k]);
 	return 0;
 }
 
@@ -188,13 +318,13 @@ static void simvc_fence(void *c, sp_mask_t fenced)
 	u32 x;
 	SIMVC(c);
 
-	(void)sub;
+	(void)nd;
 	for (x = 0; x < s->n; x++) {
 		struct sim_q *q = &s->q[i][x];
 
 		if (!sp_mask_has(fenced, x))
 			continue;
-		if (getenv("SIM_TRACE"))
+		if (simvc_trace())
 			fprintf(stderr, "node %u fences %u\n", i, x);
 		s->cut[i][x] = 1;
 		s->cut[x][i] = 1;
@@ -203,18 +333,17 @@ static void simvc_fence(void *c, sp_mask_t fenced)
 			q->head++;
 		}
 	}
-	(void)nd;
 }
 
-/* a joiner applied no trim: its view record comes here */
+/* a joiner applied no trim: its view records come here */
 static void simvc_install(void *c, u64 view, sp_mask_t members)
 {
+	u32 k;
 	SIMVC(c);
 
-	(void)s;
-	(void)sub;
-	if (nd->view_logged != (int)view)
-		simvc_log_view(nd, view, members);
+	for (k = 0; k < s->cfg.nsubgroups; k++)
+		if (nd->sg[k].in && nd->sg[k].view_logged != (int)view)
+			simvc_log_view(&nd->sg[k], view, members);
 }
 
 static void simvc_fail(void *c, const char *why)
@@ -222,10 +351,9 @@ static void simvc_fail(void *c, const char *why)
 	SIMVC(c);
 
 	(void)s;
-	(void)sub;
+	(void)i;
 	(void)why;
 	nd->failed = 1;
-	(void)i;
 }
 
 static const struct sp_vc_ops simvc_ops = {
@@ -264,25 +392,56 @@ static inline int sim_vc_pass(struct sim *s, u32 i)
 	return sp_vc_step(&nd->vc, &nd->rows[i], nd->rows, &simvc_ops, &simvc_ctx[i]);
 }
 
+/* Has node i block writes of its engines still to go out to live nodes? */
+static inline bool sim_vc_owes(struct sim *s, u32 i)
+{
+	struct sim_node *nd = &s->node[i];
+	u32 k, m;
+
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		const struct sim_sg *g = &nd->sg[k];
+
+		for (m = 0; g->in && m < g->sub.nmembers; m++)
+			if (m != g->sub.me && !s->node[g->pos_node[m]].dead &&
+			    sp_sub_has_output(&g->sub, m))
+				return true;
+	}
+	return false;
+}
+
 /* Push my row when it changed, once the blocks it refers to went out. */
 static inline int sim_vc_push(struct sim *s, u32 i)
 {
 	struct sim_node *nd = &s->node[i];
-	u32 m, b;
+	u32 b;
 
 	if (nd->vc.row_ver == nd->pushed_row)	/* a member that stops says so too */
 		return 0;
 	/* a drained or joining engine has nothing more to write */
-	for (m = 0; nd->vc.phase != SP_VC_DRAINED &&
-	     nd->vc.phase != SP_VC_JOINING && m < nd->sub.nmembers; m++)
-		if (m != nd->sub.me && !s->node[nd->pos_node[m]].dead &&
-		    sp_sub_has_output(&nd->sub, m))
-			return 0;
+	if (nd->vc.phase != SP_VC_DRAINED && nd->vc.phase != SP_VC_JOINING &&
+	    sim_vc_owes(s, i))
+		return 0;
 	for (b = 0; b < s->n; b++)
 		if (b != i && !s->node[b].dead)
-			sim_post(s, i, b, SIM_WR_ROW, 0, sizeof(nd->rows[i]), &nd->rows[i]);
+			sim_post_row(s, i, b);
 	nd->pushed_row = nd->vc.row_ver;
 	return 1;
+}
+
+/* a new incarnation of node k: nothing of its old one in subgroup @j */
+static inline void sim_restart_sg(struct sim *s, u32 k, u32 j)
+{
+	struct sim_sg *g = &s->node[k].sg[j];
+
+	if (!g->in)
+		return;
+	g->nlog = 0;
+	g->to_send = 0;
+	g->pending_n = 0;
+	g->view_logged = 0;
+	/* it holds nothing its old one was handed */
+	g->released = g->sub.dl_descs;
+	sp_sub_release(&g->sub, g->released);
 }
 
 /*
@@ -292,19 +451,15 @@ static inline int sim_vc_push(struct sim *s, u32 i)
 static inline void sim_restart(struct sim *s, u32 k)
 {
 	struct sim_node *nd = &s->node[k];
-	u32 b;
+	u32 b, j;
 
 	nd->dead = 0;
 	nd->failed = 0;
 	nd->incarnation++;
-	nd->nlog = 0;
-	nd->to_send = 0;
-	nd->pending_n = 0;
-	nd->view_logged = 0;
-	/* a new incarnation holds nothing its old one was handed */
-	nd->released = nd->sub.dl_descs;
-	sp_sub_release(&nd->sub, nd->released);
+	for (j = 0; j < s->cfg.nsubgroups; j++)
+		sim_restart_sg(s, k, j);
 	memset(nd->rows, 0, sizeof(nd->rows));
+	memset(nd->areas, 0, sizeof(nd->areas));
 	sim_wipe(s, k);
 	sp_vc_init_joining(&nd->vc, k, s->n);
 	sp_vc_row_init(&nd->vc, &nd->rows[k], nd->incarnation);

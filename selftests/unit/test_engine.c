@@ -19,8 +19,8 @@ static u32 rank_of(const struct sim_node *nd, u32 n)
 {
 	u32 r;
 
-	for (r = 0; r < nd->sub.nsenders; r++)
-		if (nd->rank_node[r] == n)
+	for (r = 0; r < nd->sg[0].sub.nsenders; r++)
+		if (nd->sg[0].rank_node[r] == n)
 			return r;
 	return ~0U;
 }
@@ -33,8 +33,8 @@ static int check_fifo(struct sim *s, u32 node, const u64 *expect, struct kt *_t)
 	u64 i;
 	u32 r;
 
-	for (i = 0; i < nd->nlog; i++) {
-		const struct sim_rec *rec = &nd->log[i];
+	for (i = 0; i < nd->sg[0].nlog; i++) {
+		const struct sim_rec *rec = &nd->sg[0].log[i];
 
 		if (rec->tag != next[rec->rank]) {
 			TH_LOG("node %u: sender %u tag %u, expected %u", node,
@@ -43,10 +43,10 @@ static int check_fifo(struct sim *s, u32 node, const u64 *expect, struct kt *_t)
 		}
 		next[rec->rank]++;
 	}
-	for (r = 0; r < nd->sub.nsenders; r++)
-		if (next[nd->rank_node[r]] != expect[r]) {
+	for (r = 0; r < nd->sg[0].sub.nsenders; r++)
+		if (next[nd->sg[0].rank_node[r]] != expect[r]) {
 			TH_LOG("node %u: rank %u delivered %u of %llu", node, r,
-			       next[nd->rank_node[r]], (unsigned long long)expect[r]);
+			       next[nd->sg[0].rank_node[r]], (unsigned long long)expect[r]);
 			return -1;
 		}
 	(void)_t;
@@ -60,11 +60,12 @@ static int check_total_order(struct sim *s, struct kt *_t)
 	u32 i;
 	u64 k;
 
-	for (k = 0; k < n0->nlog; k++) {
-		const struct sim_rec *rec = &n0->log[k];
+	for (k = 0; k < n0->sg[0].nlog; k++) {
+		const struct sim_rec *rec = &n0->sg[0].log[k];
 
-		if (rec->seq != sp_seq(rank_of(n0, rec->rank), rec->index, n0->sub.nsenders) ||
-		    (k && rec->seq <= n0->log[k - 1].seq)) {
+		if (rec->seq != sp_seq(rank_of(n0, rec->rank), rec->index,
+				       n0->sg[0].sub.nsenders) ||
+		    (k && rec->seq <= n0->sg[0].log[k - 1].seq)) {
 			TH_LOG("node 0: entry %llu breaks round-robin order",
 			       (unsigned long long)k);
 			return -1;
@@ -73,14 +74,15 @@ static int check_total_order(struct sim *s, struct kt *_t)
 	for (i = 1; i < s->n; i++) {
 		struct sim_node *nd = &s->node[i];
 
-		if (nd->nlog != n0->nlog) {
+		if (nd->sg[0].nlog != n0->sg[0].nlog) {
 			TH_LOG("node %u delivered %llu, node 0 %llu", i,
-			       (unsigned long long)nd->nlog,
-			       (unsigned long long)n0->nlog);
+			       (unsigned long long)nd->sg[0].nlog,
+			       (unsigned long long)n0->sg[0].nlog);
 			return -1;
 		}
-		for (k = 0; k < nd->nlog; k++)
-			if (memcmp(&nd->log[k], &n0->log[k], sizeof(nd->log[k]))) {
+		for (k = 0; k < nd->sg[0].nlog; k++)
+			if (memcmp(&nd->sg[0].log[k], &n0->sg[0].log[k],
+				   sizeof(nd->sg[0].log[k]))) {
 				TH_LOG("node %u differs from node 0 at %llu", i,
 				       (unsigned long long)k);
 				return -1;
@@ -108,16 +110,16 @@ static int run_stream(struct kt *_t, u32 n, const u32 *senders, u32 ns, u32 mode
 	s.void_pct = void_pct;
 	s.hold_blocks = hold_blocks;
 	for (r = 0; r < ns; r++) {
-		s.node[senders[r]].to_send = count[r];
+		s.node[senders[r]].sg[0].to_send = count[r];
 		expect[r] = count[r];
 	}
 	for (i = 0; i < n; i++)
-		s.node[i].lazy = lazy;
+		s.node[i].sg[0].lazy = lazy;
 	rounds = sim_run(&s, 200000);
 	if (rounds < 0) {
 		TH_LOG("seed %llu: engine fault %ld (member %d: %s)",
 		       (unsigned long long)seed, rounds,
-		       s.node[0].sub.fault_member, s.node[0].sub.fault_what);
+		       s.node[0].sg[0].sub.fault_member, s.node[0].sg[0].sub.fault_what);
 		goto out;
 	}
 	for (i = 0; i < n; i++)
@@ -221,16 +223,16 @@ TEST(stalled_sender_does_not_stall_others)
 	u32 i;
 
 	ASSERT_EQ(sim_init(&s, 3, all3, 3, SP_MODE_ORDERED, 4, 32, 99), 0);
-	s.node[0].to_send = 200;
-	s.node[2].to_send = 200;
-	s.node[1].to_send = 1;
-	s.node[1].stall = 1000000;
+	s.node[0].sg[0].to_send = 200;
+	s.node[2].sg[0].to_send = 200;
+	s.node[1].sg[0].to_send = 1;
+	s.node[1].sg[0].stall = 1000000;
 	sim_run(&s, 5000);
 	for (i = 0; i < 3; i++) {
-		want = s.node[i].nlog;
+		want = s.node[i].sg[0].nlog;
 		EXPECT_EQ(want, 400);
 	}
-	EXPECT_GT(s.node[1].sub.stats.nulls_sent, 100);
+	EXPECT_GT(s.node[1].sg[0].sub.stats.nulls_sent, 100);
 	sim_free(&s);
 }
 
@@ -242,24 +244,24 @@ TEST(quiescent_when_senders_stop)
 	u32 i;
 
 	ASSERT_EQ(sim_init(&s, 3, all3, 3, SP_MODE_ORDERED, 8, 32, 5), 0);
-	s.node[0].to_send = 100;
-	s.node[2].to_send = 37;
+	s.node[0].sg[0].to_send = 100;
+	s.node[2].sg[0].to_send = 37;
 	ASSERT_GE(sim_run(&s, 100000), 0);
 	for (i = 0; i < 3; i++) {
 		writes[i] = s.node[i].writes;
-		nulls[i] = s.node[i].sub.stats.nulls_sent;
-		EXPECT_EQ(s.node[i].nlog, 137);
+		nulls[i] = s.node[i].sg[0].sub.stats.nulls_sent;
+		EXPECT_EQ(s.node[i].sg[0].nlog, 137);
 	}
 	sim_run(&s, 500);
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(s.node[i].writes, writes[i]);
-		EXPECT_EQ(s.node[i].sub.stats.nulls_sent, nulls[i]);
+		EXPECT_EQ(s.node[i].sg[0].sub.stats.nulls_sent, nulls[i]);
 	}
 	/* and a burst later is delivered */
-	s.node[1].to_send = 5;
+	s.node[1].sg[0].to_send = 5;
 	ASSERT_GE(sim_run(&s, 100000), 0);
 	for (i = 0; i < 3; i++)
-		EXPECT_EQ(s.node[i].nlog, 142);
+		EXPECT_EQ(s.node[i].sg[0].nlog, 142);
 	sim_free(&s);
 }
 
@@ -272,13 +274,13 @@ TEST(batches_and_null_runs)
 	ASSERT_EQ(sim_init(&s, 3, all3, 3, SP_MODE_ORDERED, 64, 16, 3), 0);
 	s.max_batch = 32;
 	s.max_room = 64;
-	s.node[0].to_send = 3000;
+	s.node[0].sg[0].to_send = 3000;
 	ASSERT_GE(sim_run(&s, 100000), 0);
 	for (i = 0; i < 3; i++)
-		EXPECT_EQ(s.node[i].nlog, 3000);
+		EXPECT_EQ(s.node[i].sg[0].nlog, 3000);
 	/* one sender: others owe nulls, sent as runs of more than one */
-	EXPECT_GT(s.node[1].sub.stats.nulls_sent, 2 * s.node[1].sub.stats.null_hdrs);
-	EXPECT_LT(s.node[0].sub.stats.publish_batches, 3000 / 4);
+	EXPECT_GT(s.node[1].sg[0].sub.stats.nulls_sent, 2 * s.node[1].sg[0].sub.stats.null_hdrs);
+	EXPECT_LT(s.node[0].sg[0].sub.stats.publish_batches, 3000 / 4);
 	/*
 	 * Sending each message on its own costs 3 writes per peer (payload,
 	 * header, counter): 6 per message here.  Batched, under one.
@@ -292,9 +294,9 @@ TEST(batches_and_null_runs)
 static void hostile_setup(struct sim *s, struct kt *_t)
 {
 	ASSERT_EQ(sim_init(s, 3, all3, 3, SP_MODE_ORDERED, 4, 32, 11), 0);
-	s->node[1].to_send = 3;
+	s->node[1].sg[0].to_send = 3;
 	ASSERT_GE(sim_run(s, 10000), 0);
-	ASSERT_EQ(s->node[0].nlog, 3);
+	ASSERT_EQ(s->node[0].sg[0].nlog, 3);
 }
 
 TEST(hostile_header_length_over_max)
@@ -304,14 +306,14 @@ TEST(hostile_header_length_over_max)
 
 	hostile_setup(&s, _t);
 	/* node 1 publishes a header claiming more than max_msg */
-	v->hdrs[1][3 % v->sub.hdr_slots].len = cpu_to_le32(33);
-	v->hdrs[1][3 % v->sub.hdr_slots].kind = cpu_to_le16(SP_HDR_DATA);
-	v->blocks[1]->hdr_pub = cpu_to_le64(4);
-	EXPECT_EQ(sp_sub_receive(&v->sub), -EPROTO);
-	EXPECT_EQ(v->sub.fault_member, 1);
-	EXPECT_EQ(v->nlog, 3);
+	v->sg[0].hdrs[1][3 % v->sg[0].sub.hdr_slots].len = cpu_to_le32(33);
+	v->sg[0].hdrs[1][3 % v->sg[0].sub.hdr_slots].kind = cpu_to_le16(SP_HDR_DATA);
+	v->sg[0].blocks[1]->hdr_pub = cpu_to_le64(4);
+	EXPECT_EQ(sp_sub_receive(&v->sg[0].sub), -EPROTO);
+	EXPECT_EQ(v->sg[0].sub.fault_member, 1);
+	EXPECT_EQ(v->sg[0].nlog, 3);
 	/* and it stays faulty */
-	EXPECT_EQ(sp_sub_receive(&v->sub), -EPROTO);
+	EXPECT_EQ(sp_sub_receive(&v->sg[0].sub), -EPROTO);
 	sim_free(&s);
 }
 
@@ -321,12 +323,12 @@ TEST(hostile_null_count_over_window)
 	struct sim_node *v = &s.node[2];
 
 	hostile_setup(&s, _t);
-	v->hdrs[1][3].kind = cpu_to_le16(SP_HDR_NULLS);
-	v->hdrs[1][3].count = cpu_to_le16(5);
-	v->hdrs[1][3].len = 0;
-	v->blocks[1]->hdr_pub = cpu_to_le64(4);
-	EXPECT_EQ(sp_sub_receive(&v->sub), -EPROTO);
-	EXPECT_EQ(v->sub.fault_member, 1);
+	v->sg[0].hdrs[1][3].kind = cpu_to_le16(SP_HDR_NULLS);
+	v->sg[0].hdrs[1][3].count = cpu_to_le16(5);
+	v->sg[0].hdrs[1][3].len = 0;
+	v->sg[0].blocks[1]->hdr_pub = cpu_to_le64(4);
+	EXPECT_EQ(sp_sub_receive(&v->sg[0].sub), -EPROTO);
+	EXPECT_EQ(v->sg[0].sub.fault_member, 1);
 	sim_free(&s);
 }
 
@@ -336,9 +338,9 @@ TEST(hostile_unknown_header_kind)
 	struct sim_node *v = &s.node[0];
 
 	hostile_setup(&s, _t);
-	v->hdrs[1][3].kind = cpu_to_le16(9);
-	v->blocks[1]->hdr_pub = cpu_to_le64(4);
-	EXPECT_EQ(sp_sub_receive(&v->sub), -EPROTO);
+	v->sg[0].hdrs[1][3].kind = cpu_to_le16(9);
+	v->sg[0].blocks[1]->hdr_pub = cpu_to_le64(4);
+	EXPECT_EQ(sp_sub_receive(&v->sg[0].sub), -EPROTO);
 	sim_free(&s);
 }
 
@@ -347,23 +349,23 @@ TEST(hostile_counters_backwards_or_jumping)
 	static struct sim s;
 
 	hostile_setup(&s, _t);
-	s.node[0].blocks[1]->hdr_pub = cpu_to_le64(1);		/* was 3 */
-	EXPECT_EQ(sp_sub_receive(&s.node[0].sub), -EPROTO);
-	s.node[2].blocks[1]->hdr_pub = cpu_to_le64(3 + (1ULL << 63));
-	EXPECT_EQ(sp_sub_receive(&s.node[2].sub), -EPROTO);
-	EXPECT_EQ(s.node[2].sub.fault_member, 1);
+	s.node[0].sg[0].blocks[1]->hdr_pub = cpu_to_le64(1);		/* was 3 */
+	EXPECT_EQ(sp_sub_receive(&s.node[0].sg[0].sub), -EPROTO);
+	s.node[2].sg[0].blocks[1]->hdr_pub = cpu_to_le64(3 + (1ULL << 63));
+	EXPECT_EQ(sp_sub_receive(&s.node[2].sg[0].sub), -EPROTO);
+	EXPECT_EQ(s.node[2].sg[0].sub.fault_member, 1);
 	sim_free(&s);
 
 	hostile_setup(&s, _t);
 	/* more headers than the ring can hold without overwriting undelivered ones */
-	s.node[0].blocks[1]->hdr_pub = cpu_to_le64(3 + 2 * 4 + 1);
-	EXPECT_EQ(sp_sub_receive(&s.node[0].sub), -EPROTO);
+	s.node[0].sg[0].blocks[1]->hdr_pub = cpu_to_le64(3 + 2 * 4 + 1);
+	EXPECT_EQ(sp_sub_receive(&s.node[0].sg[0].sub), -EPROTO);
 	sim_free(&s);
 
 	hostile_setup(&s, _t);
-	s.node[0].blocks[2]->recv_seq = 0;			/* was > 0 */
-	EXPECT_EQ(sp_sub_receive(&s.node[0].sub), -EPROTO);
-	EXPECT_EQ(s.node[0].sub.fault_member, 2);
+	s.node[0].sg[0].blocks[2]->recv_seq = 0;			/* was > 0 */
+	EXPECT_EQ(sp_sub_receive(&s.node[0].sg[0].sub), -EPROTO);
+	EXPECT_EQ(s.node[0].sg[0].sub.fault_member, 2);
 	sim_free(&s);
 }
 
@@ -374,10 +376,10 @@ TEST(hostile_release_of_unsent_messages)
 
 	hostile_setup(&s, _t);
 	/* node 0 claims to have released more of node 1's messages than exist */
-	rel = &s.node[1].blocks[0]->v[3 + 1];
+	rel = &s.node[1].sg[0].blocks[0]->v[3 + 1];
 	*rel = cpu_to_le64(1000);
-	EXPECT_EQ(sp_sub_receive(&s.node[1].sub), -EPROTO);
-	EXPECT_EQ(s.node[1].sub.fault_member, 0);
+	EXPECT_EQ(sp_sub_receive(&s.node[1].sg[0].sub), -EPROTO);
+	EXPECT_EQ(s.node[1].sg[0].sub.fault_member, 0);
 	sim_free(&s);
 }
 
@@ -388,7 +390,7 @@ TEST(producer_misuse_rejected)
 	u64 first;
 
 	ASSERT_EQ(sim_init(&s, 2, all3, 2, SP_MODE_ORDERED, 4, 32, 1), 0);
-	sub = &s.node[0].sub;
+	sub = &s.node[0].sg[0].sub;
 	EXPECT_EQ(sp_sub_mark_ready(sub, 0, 1), -EINVAL);	/* not reserved */
 	EXPECT_EQ(sp_sub_reserve(sub, 10, &first), 4);		/* window caps it */
 	EXPECT_EQ(first, 0);
@@ -416,7 +418,7 @@ TEST(marked_or_voided_reservations_are_not_held)
 	u64 first;
 
 	ASSERT_EQ(sim_init(&s, 2, all3, 2, SP_MODE_ORDERED, 4, 32, 1), 0);
-	sub = &s.node[0].sub;
+	sub = &s.node[0].sg[0].sub;
 	EXPECT_FALSE(sp_sub_reservations_held(sub));
 	ASSERT_EQ(sp_sub_reserve(sub, 3, &first), 3);
 	EXPECT_TRUE(sp_sub_reservations_held(sub));
@@ -446,7 +448,7 @@ TEST(nulls_pass_without_consumers_data_waits)
 	u32 i;
 
 	ASSERT_EQ(sim_init(&s, 1, one, 1, SP_MODE_ORDERED, 4, 32, 1), 0);
-	sub = &s.node[0].sub;
+	sub = &s.node[0].sg[0].sub;
 	for (i = 0; i < 3; i++) {		/* three rounds of four voids */
 		ASSERT_EQ(sp_sub_reserve(sub, 4, &first), 4);
 		for (u32 k = 0; k < 4; k++)
@@ -487,7 +489,7 @@ TEST(held_message_does_not_pin_the_nulls_before_it)
 
 	for (m = 0; m < 2; m++) {
 		ASSERT_EQ(sim_init(&s, 1, one, 1, modes[m], 4, 32, 1), 0);
-		sub = &s.node[0].sub;
+		sub = &s.node[0].sg[0].sub;
 		ASSERT_EQ(sp_sub_reserve(sub, 3, &first), 3);
 		for (k = 0; k < 3; k++)
 			ASSERT_EQ(sp_sub_void(sub, first + k), 0);
@@ -511,7 +513,7 @@ TEST(held_message_does_not_pin_the_nulls_before_it)
  */
 static void step_without_delivery(struct sim *s, u32 i)
 {
-	struct sp_sub *sub = &s->node[i].sub;
+	struct sp_sub *sub = &s->node[i].sg[0].sub;
 	struct sp_wr w[SP_EMIT_MAX];
 	u32 m, k, n, a, b;
 
@@ -523,7 +525,7 @@ static void step_without_delivery(struct sim *s, u32 i)
 			continue;
 		n = sp_sub_emit(sub, m, 64, true, w);
 		for (k = 0; k < n; k++)
-			sim_post(s, i, s->node[i].pos_node[m], (int)w[k].kind,
+			sim_post(s, i, s->node[i].sg[0].pos_node[m], 0, (int)w[k].kind,
 				 w[k].offset, w[k].len,
 				 w[k].kind == SP_WR_BLOCK ? (void *)sub->blocks[sub->me] : NULL);
 	}
@@ -550,12 +552,12 @@ TEST(caught_up_means_delivered_not_only_received)
 
 	for (md = 0; md < 2; md++) {
 		ASSERT_EQ(sim_init(&s, 3, one, 1, modes[md], 4, 32, 7), 0);
-		s.node[0].to_send = 3;
+		s.node[0].sg[0].to_send = 3;
 		ASSERT_GE(sim_run(&s, 10000), 0);	/* all delivered, released */
 		for (i = 1; i < 3; i++)
-			EXPECT_TRUE(sp_sub_caught_up(&s.node[0].sub, i));
-		s.node[0].to_send = 2;
-		while (s.node[0].to_send || s.node[0].pending_n)
+			EXPECT_TRUE(sp_sub_caught_up(&s.node[0].sg[0].sub, i));
+		s.node[0].sg[0].to_send = 2;
+		while (s.node[0].sg[0].to_send || s.node[0].sg[0].pending_n)
 			sim_produce(&s, 0);
 		for (k = 0; k < 6; k++) {	/* node 1 receives, delivers nothing */
 			sim_thread_pass(&s, 0);
@@ -563,13 +565,13 @@ TEST(caught_up_means_delivered_not_only_received)
 			step_without_delivery(&s, 1);
 		}
 		/* node 0 knows node 1 has both, and delivered them itself */
-		EXPECT_EQ(s.node[0].sub.seen[1].received[0], 5);
-		EXPECT_EQ(s.node[0].sub.rx[0].dl_idx, 5);
-		EXPECT_EQ(s.node[1].sub.rx[0].dl_idx, 3);
-		EXPECT_FALSE(sp_sub_caught_up(&s.node[0].sub, 1));
+		EXPECT_EQ(s.node[0].sg[0].sub.seen[1].received[0], 5);
+		EXPECT_EQ(s.node[0].sg[0].sub.rx[0].dl_idx, 5);
+		EXPECT_EQ(s.node[1].sg[0].sub.rx[0].dl_idx, 3);
+		EXPECT_FALSE(sp_sub_caught_up(&s.node[0].sg[0].sub, 1));
 		ASSERT_GE(sim_run(&s, 10000), 0);	/* now everyone delivers */
 		for (i = 1; i < 3; i++)
-			EXPECT_TRUE(sp_sub_caught_up(&s.node[0].sub, i));
+			EXPECT_TRUE(sp_sub_caught_up(&s.node[0].sg[0].sub, i));
 		sim_free(&s);
 	}
 }
@@ -590,14 +592,14 @@ TEST(baseline_one_at_a_time_still_ordered)
 	s.max_batch = 16;
 	s.max_room = 64;
 	for (i = 0; i < 3; i++)
-		s.node[i].to_send = 200;
+		s.node[i].sg[0].to_send = 200;
 	ASSERT_GE(sim_run(&s, 200000), 0);
 	for (i = 0; i < 3; i++)
 		ASSERT_EQ(check_fifo(&s, i, expect, _t), 0);
 	ASSERT_EQ(check_total_order(&s, _t), 0);
 	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(s.node[i].sub.stats.nulls_sent, 0);
-		EXPECT_EQ(s.node[i].sub.stats.publish_batches, 200);	/* one each */
+		EXPECT_EQ(s.node[i].sg[0].sub.stats.nulls_sent, 0);
+		EXPECT_EQ(s.node[i].sg[0].sub.stats.publish_batches, 200);	/* one each */
 		EXPECT_GE(s.node[i].writes, 200 * 2 * 3);	/* 3 writes, 2 peers */
 	}
 	sim_free(&s);

@@ -176,7 +176,7 @@ static void two_nodes_flags(struct kt *_t, struct sim *s, struct rec *r,
 			    u32 n, u32 flags)
 {
 	ASSERT_EQ(sim_init_flags(s, 2, two, 2, flags, SP_MODE_ORDERED, 8, 64, 1), 0);
-	s->node[0].to_send = n;
+	s->node[0].sg[0].to_send = n;
 	sim_produce(s, 0);	/* reserve */
 	sim_produce(s, 0);	/* fill and mark ready */
 	r->t.s = s;
@@ -196,7 +196,7 @@ TEST(turn_takes_publishes_and_reclaims_under_the_lock)
 	two_nodes(_t, &s, &r, 3);
 	if (_t->failed)
 		return;
-	EXPECT_GT(sp_sub_pass(&s.node[0].sub, &rec_ops, &r, 0), 0);
+	EXPECT_GT(sp_sub_pass(&s.node[0].sg[0].sub, &rec_ops, &r, 0), 0);
 	/* lock, take, limit, unlock; deliver; then the writes */
 	EXPECT_EQ(strncmp(r.ev, "LTMUD", 5), 0);
 	EXPECT_GT(r.nkinds, 0);
@@ -204,7 +204,7 @@ TEST(turn_takes_publishes_and_reclaims_under_the_lock)
 		TH_LOG("turn: %s", r.ev);
 	/* Spindle's writes wait for the group's flush, after every lock */
 	EXPECT_EQ(strchr(r.ev, 'P'), NULL);
-	EXPECT_EQ(r.max_deliver, s.node[0].sub.log_size);
+	EXPECT_EQ(r.max_deliver, s.node[0].sg[0].sub.log_size);
 	sim_free(&s);
 }
 
@@ -217,7 +217,7 @@ TEST(turn_writes_payload_before_the_headers_that_announce_it)
 	two_nodes(_t, &s, &r, 3);
 	if (_t->failed)
 		return;
-	sp_sub_pass(&s.node[0].sub, &rec_ops, &r, 0);
+	sp_sub_pass(&s.node[0].sg[0].sub, &rec_ops, &r, 0);
 	ASSERT_GT(r.nkinds, 0);
 	for (k = 0; k < r.nkinds; k++) {
 		if (r.kinds[k] == SP_WR_PAYLOAD)
@@ -242,11 +242,11 @@ TEST(turn_after_a_failure_publishes_nothing_new)
 	two_nodes(_t, &s, &r, 3);
 	if (_t->failed)
 		return;
-	sp_sub_pass(&s.node[0].sub, &rec_ops, &r, SP_PASS_NO_PUBLISH);
+	sp_sub_pass(&s.node[0].sg[0].sub, &rec_ops, &r, SP_PASS_NO_PUBLISH);
 	EXPECT_EQ(strchr(r.ev, 'T'), NULL);
 	for (k = 0; k < r.nkinds; k++)
 		EXPECT_NE(r.kinds[k], SP_WR_HDR);
-	EXPECT_EQ(s.node[0].sub.hdr_pub, 0);
+	EXPECT_EQ(s.node[0].sg[0].sub.hdr_pub, 0);
 	sim_free(&s);
 }
 
@@ -258,8 +258,8 @@ TEST(wedged_turn_delivers_nothing)
 	two_nodes(_t, &s, &r, 3);
 	if (_t->failed)
 		return;
-	s.node[0].sub.wedged = true;
-	sp_sub_pass(&s.node[0].sub, &rec_ops, &r, 0);
+	s.node[0].sg[0].sub.wedged = true;
+	sp_sub_pass(&s.node[0].sg[0].sub, &rec_ops, &r, 0);
 	EXPECT_EQ(strchr(r.ev, 'D'), NULL);
 	sim_free(&s);
 }
@@ -281,8 +281,8 @@ TEST(baseline_turn_posts_each_step_under_the_lock)
 	two_nodes_flags(_t, &s, &r, 3, SP_GROUP_BASELINE);
 	if (_t->failed)
 		return;
-	EXPECT_GT(sp_sub_pass(&s.node[0].sub, &rec_ops, &r, SP_PASS_STEPWISE), 0);
-	EXPECT_EQ(s.node[0].sub.stats.publish_batches, 3);
+	EXPECT_GT(sp_sub_pass(&s.node[0].sg[0].sub, &rec_ops, &r, SP_PASS_STEPWISE), 0);
+	EXPECT_EQ(s.node[0].sg[0].sub.stats.publish_batches, 3);
 	EXPECT_EQ(r.max_deliver, 1);
 	ASSERT_GT(r.nkinds, 0);
 	for (k = 0; k < r.n; k++) {

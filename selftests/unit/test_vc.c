@@ -24,10 +24,10 @@ static int same_log(const struct sim_node *a, const struct sim_node *b, int pref
 {
 	u64 k;
 
-	if (b->nlog > a->nlog || (!prefix && b->nlog != a->nlog))
+	if (b->sg[0].nlog > a->sg[0].nlog || (!prefix && b->sg[0].nlog != a->sg[0].nlog))
 		return -1;
-	for (k = 0; k < b->nlog; k++)
-		if (memcmp(&a->log[k], &b->log[k], sizeof(a->log[k])))
+	for (k = 0; k < b->sg[0].nlog; k++)
+		if (memcmp(&a->sg[0].log[k], &b->sg[0].log[k], sizeof(a->sg[0].log[k])))
 			return -1;
 	return 0;
 }
@@ -37,8 +37,8 @@ static long view_at(const struct sim_node *nd, u64 view)
 {
 	u64 k;
 
-	for (k = 0; k < nd->nlog; k++)
-		if (is_view(&nd->log[k]) && nd->log[k].index == view)
+	for (k = 0; k < nd->sg[0].nlog; k++)
+		if (is_view(&nd->sg[0].log[k]) && nd->sg[0].log[k].index == view)
 			return (long)k;
 	return -1;
 }
@@ -50,7 +50,7 @@ static void start(struct sim *s, u32 n, u64 seed, u32 per_sender)
 	sim_init(s, n, senders, n, SP_MODE_ORDERED, 6, 24, seed);
 	sim_views(s, false);
 	for (i = 0; i < n; i++)
-		s->node[i].to_send = per_sender;
+		s->node[i].sg[0].to_send = per_sender;
 }
 
 /*
@@ -108,7 +108,7 @@ static int one_killed(struct kt *_t, u32 n, u32 victim, u64 seed)
 		goto out;
 	}
 	/* the survivors went on: messages after the view record */
-	if ((u64)view_at(&s.node[ref], 2) + 1 >= s.node[ref].nlog) {
+	if ((u64)view_at(&s.node[ref], 2) + 1 >= s.node[ref].sg[0].nlog) {
 		TH_LOG("nothing delivered in view 2");
 		goto out;
 	}
@@ -520,7 +520,7 @@ TEST(killed_member_rejoins)
 		ASSERT_EQ(s.node[0].vc.view, 2);
 		sim_restart(&s, 2);
 		for (i = 0; i < 4; i++)
-			s.node[i].to_send += 100;	/* sent after the join too */
+			s.node[i].sg[0].to_send += 100;	/* sent after the join too */
 		ASSERT_GE(sim_run(&s, 400000), 0);
 		for (i = 0; i < 4; i++) {
 			ASSERT_FALSE(s.node[i].failed);
@@ -534,12 +534,12 @@ TEST(killed_member_rejoins)
 		 */
 		v3 = view_at(&s.node[0], 3);
 		ASSERT_GE(v3, 0);
-		ASSERT_GT(s.node[2].nlog, 1);
-		ASSERT_TRUE(is_view(&s.node[2].log[0]));
-		ASSERT_EQ(s.node[2].log[0].index, 3);
-		ASSERT_EQ(s.node[0].nlog - (u64)v3, s.node[2].nlog);
-		ASSERT_EQ(memcmp(&s.node[0].log[v3 + 1], &s.node[2].log[1],
-				 (s.node[2].nlog - 1) * sizeof(struct sim_rec)), 0);
+		ASSERT_GT(s.node[2].sg[0].nlog, 1);
+		ASSERT_TRUE(is_view(&s.node[2].sg[0].log[0]));
+		ASSERT_EQ(s.node[2].sg[0].log[0].index, 3);
+		ASSERT_EQ(s.node[0].sg[0].nlog - (u64)v3, s.node[2].sg[0].nlog);
+		ASSERT_EQ(memcmp(&s.node[0].sg[0].log[v3 + 1], &s.node[2].sg[0].log[1],
+				 (s.node[2].sg[0].nlog - 1) * sizeof(struct sim_rec)), 0);
 		sim_free(&s);
 	}
 }

@@ -28,21 +28,24 @@
  *   - liveness: the live members that did not stop all end in the same
  *     view, of exactly them, not in the middle of a change, within
  *     MAX_ROUNDS;
- *   - agreement: two of them delivered the same messages in the same
- *     order (view records included) from the later of their first views
- *     (unordered: the same messages of each sender in its order, each in
- *     the same view, and the same view records);
- *   - nothing taken back: what a member that died or stopped delivered,
- *     from its first view on, is a prefix of what a member that has been
- *     there since then delivered (unordered: per sender, view by view);
+ *   - agreement, in every subgroup, between two of its members: they
+ *     delivered the same messages in the same order (view records
+ *     included) from the later of their first views (unordered: the same
+ *     messages of each sender in its order, each in the same view, and the
+ *     same view records);
+ *   - nothing taken back: what a member of a subgroup that died or stopped
+ *     delivered there, from its first view on, is a prefix of what a
+ *     member that has been there since then delivered (unordered: per
+ *     sender, view by view);
  *   - with kills of fewer than half the members and nothing else, nobody
  *     stopped.
  * FUZZ_SCHEDULES=N (default 10000), FUZZ_SEED=S (the first seed, default 1);
  * FUZZ_ONEWAY_SCHEDULES=N (default 2000) for the variant whose partition
  * is one link failing in one direction; FUZZ_SHAPE_SCHEDULES=N (default
- * 2000) for the variant of random modes and senders;
- * `make fuzz-views` runs the long one.  A failing schedule prints its seed:
- * FUZZ_SEED=seed FUZZ_SCHEDULES=1 SIM_TRACE=1 replays it.
+ * 2000) for the variant of random modes and senders; `make fuzz-views`
+ * runs the long one.  A failing schedule prints its seed:
+ * FUZZ_SEED=seed FUZZ_SCHEDULES=1 SIM_TRACE=1 replays it (in a variant:
+ * its count 1, the others' 0).
  */
 #include "sim.h"
 #include "../ktap.h"
@@ -84,8 +87,8 @@ struct fuzz {
 	sp_mask_t hit;			/* nodes an event struck */
 	int oneway;			/* a partition cuts one link, one way */
 	int shape;			/* random mode and senders */
-	sp_mask_t senders;		/* the nodes that send */
-	char what[160];			/* the schedule, for the log */
+	char what[256];			/* the schedule, for the log */
+	char why[96];			/* what a check found */
 };
 
 static bool live(const struct fuzz *f, u32 i)
@@ -144,7 +147,7 @@ static void fuzz_heartbeat(struct fuzz *f, u32 i)
 		return;		/* sim_vc_push() sends it with the change */
 	for (b = 0; b < f->s.n; b++)
 		if (b != i && !f->s.node[b].dead)
-			sim_post(&f->s, i, b, SIM_WR_ROW, 0, sizeof(*mine), mine);
+			sim_post_row(&f->s, i, b);
 }
 
 /* spindle_detect(), one node, one round */
@@ -276,10 +279,16 @@ static bool fuzz_may_restart(struct fuzz *f, u32 k)
 	return true;
 }
 
+/* node @i sends in subgroup @k */
+static bool fuzz_sends(const struct fuzz *f, u32 k, u32 i)
+{
+	return sp_sub_sender_rank(&f->s.cfg.subgroups[k], i) >= 0;
+}
+
 static void fuzz_restart(struct fuzz *f, u32 k)
 {
 	struct fuzz_det *d = &f->det[k];
-	u32 b;
+	u32 b, j;
 
 	fuzz_flush(f, k);		/* the old incarnation's QPs are gone */
 	for (b = 0; b < f->s.n; b++) {
@@ -295,8 +304,9 @@ static void fuzz_restart(struct fuzz *f, u32 k)
 		d->hb_round[b] = f->round;
 	}
 	sim_restart(&f->s, k);
-	if (sp_mask_has(f->senders, k))
-		f->s.node[k].to_send = 50 + sim_below(&f->s, 200);
+	for (j = 0; j < f->s.cfg.nsubgroups; j++)
+		if (fuzz_sends(f, j, k))
+			f->s.node[k].sg[j].to_send = 50 + sim_below(&f->s, 200);
 	d->view = 0;
 	d->members = 0;
 	d->scope = 0;
@@ -429,6 +439,17 @@ static bool fuzz_orphan(struct fuzz *f, u32 j)
 	return true;
 }
 
+/* Has node @i messages still to send, in any subgroup? */
+static bool fuzz_owes(const struct fuzz *f, u32 i)
+{
+	u32 k;
+
+	for (k = 0; k < f->s.cfg.nsubgroups; k++)
+		if (f->s.node[i].sg[k].to_send || f->s.node[i].sg[k].pending_n)
+			return true;
+	return false;
+}
+
 /*
  * The live members: all in one view of exactly them, changes done.  (A
  * member that came back and can reach no live member, because they all
@@ -455,7 +476,7 @@ static bool fuzz_settled(struct fuzz *f)
 
 		if (!sp_mask_has(alive, i))
 			continue;
-		if (nd->vc.phase != SP_VC_NORMAL || nd->to_send || nd->pending_n)
+		if (nd->vc.phase != SP_VC_NORMAL || fuzz_owes(f, i))
 			return false;
 		if (!view) {
 			view = nd->vc.view;
@@ -468,7 +489,7 @@ static bool fuzz_settled(struct fuzz *f)
 }
 
 /* the part of @nd's log from the start of view @v (whole log: v <= 1) */
-static u64 fuzz_from(const struct sim_node *nd, u64 v)
+static u64 fuzz_from(const struct sim_sg *nd, u64 v)
 {
 	u64 k;
 
@@ -481,7 +502,7 @@ static u64 fuzz_from(const struct sim_node *nd, u64 v)
 }
 
 /* @b's log from view @v is (a prefix of, when @prefix) @a's from @v */
-static bool fuzz_agree(const struct sim_node *a, const struct sim_node *b, u64 v,
+static bool fuzz_agree(const struct sim_sg *a, const struct sim_sg *b, u64 v,
 		       bool prefix)
 {
 	u64 ka = fuzz_from(a, v), kb = fuzz_from(b, v);
@@ -493,7 +514,7 @@ static bool fuzz_agree(const struct sim_node *a, const struct sim_node *b, u64 v
 }
 
 /* from @k, the next entry of @rank in @nd's log; *@views counts the view records passed */
-static u64 fuzz_next(const struct sim_node *nd, u64 k, u32 rank, u64 *views)
+static u64 fuzz_next(const struct sim_sg *nd, u64 k, u32 rank, u64 *views)
 {
 	for (; k < nd->nlog && nd->log[k].rank != rank; k++)
 		*views += nd->log[k].rank == SIM_VIEW_RANK;
@@ -505,7 +526,7 @@ static u64 fuzz_next(const struct sim_node *nd, u64 k, u32 rank, u64 *views)
  * prefix of, when @prefix) its messages in @a's, each delivered in the
  * same view; and so are the view records.
  */
-static bool fuzz_agree_unordered(const struct sim_node *a, const struct sim_node *b,
+static bool fuzz_agree_unordered(const struct sim_sg *a, const struct sim_sg *b,
 				 u64 v, bool prefix)
 {
 	u32 r;
@@ -529,15 +550,17 @@ static bool fuzz_agree_unordered(const struct sim_node *a, const struct sim_node
 	return true;
 }
 
-static bool fuzz_agree_mode(const struct fuzz *f, const struct sim_node *a,
-			    const struct sim_node *b, u64 v, bool prefix)
+/* subgroup @k's logs of nodes @a and @b, by its mode's rule */
+static bool fuzz_agree_mode(const struct fuzz *f, u32 k, u32 a, u32 b, u64 v, bool prefix)
 {
-	if (f->s.cfg.subgroups[0].mode == SP_MODE_UNORDERED)
-		return fuzz_agree_unordered(a, b, v, prefix);
-	return fuzz_agree(a, b, v, prefix);
-}
+	const struct sim_sg *ga = &f->s.node[a].sg[k], *gb = &f->s.node[b].sg[k];
 
-static const char *fuzz_check(struct fuzz *f)
+	if (f->s.cfg.subgroups[k].mode == SP_MODE_UNORDERED)
+		return fuzz_agree_unordered(ga, gb, v, prefix);
+	return fuzz_agree(ga, gb, v, prefix);
+}
+/* the agreement checks of one subgroup, over its members */
+static const char *fuzz_check_sg(struct fuzz *f, u32 k)
 {
 	struct sim *s = &f->s;
 	u32 a, b;
@@ -547,17 +570,35 @@ static const char *fuzz_check(struct fuzz *f)
 			const struct fuzz_det *da = &f->det[a], *db = &f->det[b];
 			u64 v = max_t(u64, da->first_view, db->first_view);
 
+			if (a == b || !sim_in(s, k, a) || !sim_in(s, k, b))
+				continue;
 			/* (a joiner with nobody to join has no log to compare) */
-			if (a == b || !live(f, a) || s->node[a].vc.phase == SP_VC_JOINING)
+			if (!live(f, a) || s->node[a].vc.phase == SP_VC_JOINING)
 				continue;
 			if (live(f, b) && s->node[b].vc.phase == SP_VC_JOINING)
 				continue;
-			if (live(f, b) && !fuzz_agree_mode(f, &s->node[a], &s->node[b], v, false))
+			if (live(f, b) && !fuzz_agree_mode(f, k, a, b, v, false))
 				return "two live members delivered different messages";
 			/* b died or stopped: a must have been there since b began */
 			if (!live(f, b) && da->first_view <= db->first_view &&
-			    !fuzz_agree_mode(f, &s->node[a], &s->node[b], db->first_view, true))
+			    !fuzz_agree_mode(f, k, a, b, db->first_view, true))
 				return "a member delivered what a live one did not";
+		}
+	}
+	return NULL;
+}
+
+static const char *fuzz_check(struct fuzz *f)
+{
+	struct sim *s = &f->s;
+	const char *bad;
+	u32 a, k;
+
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		bad = fuzz_check_sg(f, k);
+		if (bad) {
+			snprintf(f->why, sizeof(f->why), "subgroup %u: %s", k, bad);
+			return f->why;
 		}
 	}
 	if (f->kinds == 1 << EV_KILL && 2 * f->kills < s->n)
@@ -569,19 +610,23 @@ static const char *fuzz_check(struct fuzz *f)
 
 static void fuzz_dump(struct fuzz *f)
 {
-	u32 i;
+	u32 i, k;
 
 	for (i = 0; i < f->s.n; i++) {
 		const struct sim_node *nd = &f->s.node[i];
+		char logs[64] = "";
 
-		TH_LOG("  node %u:%s%s%s phase %d view %llu members %#llx suspects %#llx/%#llx log %llu",
+		for (k = 0; k < f->s.cfg.nsubgroups; k++)
+			if (nd->sg[k].in)
+				snprintf(logs + strlen(logs), sizeof(logs) - strlen(logs),
+					 " %u:%llu", k, (unsigned long long)nd->sg[k].nlog);
+		TH_LOG("  node %u:%s%s%s phase %d view %llu members %#llx suspects %#llx/%#llx logs%s",
 		       i, nd->dead ? " dead" : "", nd->failed ? " stopped" : "",
 		       nd->frozen ? " frozen" : "", nd->vc.phase,
 		       (unsigned long long)nd->vc.view,
 		       (unsigned long long)nd->vc.members,
 		       (unsigned long long)nd->vc.local_suspects,
-		       (unsigned long long)nd->vc.suspects,
-		       (unsigned long long)nd->nlog);
+		       (unsigned long long)nd->vc.suspects, logs);
 	}
 }
 
@@ -590,37 +635,38 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 {
 	struct sim *s = &f->s;
 	long next_event, quiet = 0;
-	u32 i, n, events;
+	u32 i, k, n, events;
 	const char *bad = NULL;
-
 	int oneway = f->oneway, shape = f->shape;
 	u32 mode = SP_MODE_ORDERED, snd[SIM_MAX_NODES], ns = 0;
+	sp_mask_t senders;
 
 	memset(f, 0, sizeof(*f));
 	f->oneway = oneway;
 	f->shape = shape;
 	f->seed = seed;
 	n = 3 + (u32)(seed * 7919 % 5);
-	f->senders = (1ULL << n) - 1;
+	senders = (1ULL << n) - 1;
 	if (shape) {
 		/* from the seed alone: sim_init() seeds the schedule's rng */
 		u64 h = seed * 0x9e3779b97f4a7c15ULL;
 
 		mode = (h >> 40) & 1 ? SP_MODE_UNORDERED : SP_MODE_ORDERED;
-		f->senders &= h >> 20;
-		if (!f->senders)
-			f->senders = 1ULL << (seed % n);
+		senders &= h >> 20;
+		if (!senders)
+			senders = 1ULL << (seed % n);
 	}
 	for (i = 0; i < n; i++)
-		if (sp_mask_has(f->senders, i))
+		if (sp_mask_has(senders, i))
 			snd[ns++] = i;
 	if (sim_init(s, n, snd, ns, mode, 8, 24, seed))
 		return -1;
 	sim_views(s, false);
 	events = 1 + sim_below(s, 4);
 	for (i = 0; i < n; i++) {
-		if (sp_mask_has(f->senders, i))
-			s->node[i].to_send = 100 + sim_below(s, 300);
+		for (k = 0; k < s->cfg.nsubgroups; k++)
+			if (fuzz_sends(f, k, i))
+				s->node[i].sg[k].to_send = 100 + sim_below(s, 300);
 		f->det[i].first_view = 1;
 		f->det[i].view = 1;
 		f->det[i].members = (1ULL << n) - 1;
@@ -629,7 +675,7 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 	snprintf(f->what, sizeof(f->what), "seed %llu: %u members, %s, senders %#llx,",
 		 (unsigned long long)seed, n,
 		 mode == SP_MODE_UNORDERED ? "unordered" : "ordered",
-		 (unsigned long long)f->senders);
+		 (unsigned long long)senders);
 	next_event = 5 + (long)sim_below(s, 150);
 	while (f->round < MAX_ROUNDS) {
 		if (events && f->round >= next_event) {
@@ -682,7 +728,7 @@ static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 		three += __builtin_popcountll(f->hit) >= 3;
 		seven += f->s.n == 7;
 		unordered += f->s.cfg.subgroups[0].mode == SP_MODE_UNORDERED;
-		some += f->senders != (1ULL << f->s.n) - 1;
+		some += f->s.cfg.subgroups[0].nsenders != f->s.n;
 	}
 	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu (two at once %llu); 3 or more members struck %llu; 7 members %llu",
 	       (unsigned long long)count, (unsigned long long)first,

@@ -48,7 +48,7 @@ TEST(view_configuration_drops_the_departed)
 /* The trim as leader @l sees it: min of the survivors' received counts. */
 static void leader_trim(struct sim *s, u32 l, sp_mask_t survivors, u64 *trim)
 {
-	struct sp_sub *sub = &s->node[l].sub;
+	struct sp_sub *sub = &s->node[l].sg[0].sub;
 	u64 rcv[SIM_MAX_NODES];
 	u32 m, r;
 
@@ -59,7 +59,7 @@ static void leader_trim(struct sim *s, u32 l, sp_mask_t survivors, u64 *trim)
 			continue;
 		for (r = 0; r < sub->nsenders; r++)
 			rcv[r] = m == l ? sub->rx[r].received :
-				 le64_to_cpu(s->node[l].blocks[m]->v[r]);
+				 le64_to_cpu(s->node[l].sg[0].blocks[m]->v[r]);
 		sp_trim_merge(trim, rcv, sub->nsenders);
 	}
 }
@@ -67,7 +67,7 @@ static void leader_trim(struct sim *s, u32 l, sp_mask_t survivors, u64 *trim)
 /* Survivor i delivers up to @trim (which it must have). */
 static int apply_trim(struct sim *s, u32 i, const u64 *trim, struct kt *_t)
 {
-	struct sp_sub *sub = &s->node[i].sub;
+	struct sp_sub *sub = &s->node[i].sg[0].sub;
 	struct sp_desc d[32];
 	u32 n, r;
 
@@ -79,7 +79,7 @@ static int apply_trim(struct sim *s, u32 i, const u64 *trim, struct kt *_t)
 		}
 	do {
 		n = sp_sub_deliver_trim(sub, trim, d, 32);
-		if (sim_record(s, i, d, n))
+		if (sim_record(s, i, 0, d, n))
 			return -1;
 		sp_sub_release(sub, sub->dl_descs);
 	} while (n);
@@ -91,10 +91,10 @@ static int log_prefix(const struct sim_node *a, const struct sim_node *b, int ex
 {
 	u64 k;
 
-	if (b->nlog > a->nlog || (exact && b->nlog != a->nlog))
+	if (b->sg[0].nlog > a->sg[0].nlog || (exact && b->sg[0].nlog != a->sg[0].nlog))
 		return -1;
-	for (k = 0; k < b->nlog; k++)
-		if (memcmp(&a->log[k], &b->log[k], sizeof(a->log[k])))
+	for (k = 0; k < b->sg[0].nlog; k++)
+		if (memcmp(&a->sg[0].log[k], &b->sg[0].log[k], sizeof(a->sg[0].log[k])))
 			return -1;
 	return 0;
 }
@@ -109,17 +109,18 @@ static int log_prefix_per_sender(const struct sim_node *a, const struct sim_node
 		u64 i = 0, j = 0;
 
 		for (;; i++, j++) {
-			while (i < a->nlog && a->log[i].rank != r)
+			while (i < a->sg[0].nlog && a->sg[0].log[i].rank != r)
 				i++;
-			while (j < b->nlog && b->log[j].rank != r)
+			while (j < b->sg[0].nlog && b->sg[0].log[j].rank != r)
 				j++;
-			if (j == b->nlog)
+			if (j == b->sg[0].nlog)
 				break;
-			if (i == a->nlog || memcmp(&a->log[i], &b->log[j], sizeof(a->log[i])))
+			if (i == a->sg[0].nlog ||
+			    memcmp(&a->sg[0].log[i], &b->sg[0].log[j], sizeof(a->sg[0].log[i])))
 				return -1;
 		}
-		for (; exact && i < a->nlog; i++)
-			if (a->log[i].rank == r)
+		for (; exact && i < a->sg[0].nlog; i++)
+			if (a->sg[0].log[i].rank == r)
 				return -1;
 	}
 	return 0;
@@ -127,10 +128,10 @@ static int log_prefix_per_sender(const struct sim_node *a, const struct sim_node
 
 static int agree(struct sim *s, u32 ref, u32 other, int exact)
 {
-	if (s->node[ref].sub.mode == SP_MODE_ORDERED)
+	if (s->node[ref].sg[0].sub.mode == SP_MODE_ORDERED)
 		return log_prefix(&s->node[ref], &s->node[other], exact);
 	return log_prefix_per_sender(&s->node[ref], &s->node[other],
-				     s->node[ref].sub.nsenders, exact);
+				     s->node[ref].sg[0].sub.nsenders, exact);
 }
 
 /*
@@ -149,13 +150,13 @@ static int kill_and_trim(struct kt *_t, u32 mode, u32 victim, long rounds, u64 s
 	if (sim_init(&s, 4, all4, 4, mode, 5, 24, seed))
 		return -1;
 	for (i = 0; i < 4; i++)
-		s.node[i].to_send = 400 + 50 * i;
-	s.node[1].stall = 20;			/* uneven senders: nulls in play */
+		s.node[i].sg[0].to_send = 400 + 50 * i;
+	s.node[1].sg[0].stall = 20;			/* uneven senders: nulls in play */
 	if (sim_run(&s, rounds) < 0)
 		goto out;
 	sim_kill(&s, victim);
 	for (i = 0; i < 4; i++)
-		s.node[i].sub.wedged = true;
+		s.node[i].sg[0].sub.wedged = true;
 	if (sim_run(&s, 100000) < 0)		/* in-flight writes land */
 		goto out;
 	leader_trim(&s, leader, surv, trim);
@@ -210,13 +211,13 @@ static int staggered_wedge(struct kt *_t, u32 mode, long rounds, u64 seed)
 	(void)_t;
 	if (sim_init(&s, 4, all4, 4, mode, 5, 24, seed))
 		return -1;
-	n = s.node[0].sub.nsenders;
+	n = s.node[0].sg[0].sub.nsenders;
 	for (i = 0; i < 4; i++)
-		s.node[i].to_send = 400;
+		s.node[i].sg[0].to_send = 400;
 	if (sim_run(&s, rounds) < 0)
 		goto out;
 	for (i = 0; i < 4; i++) {
-		struct sp_sub *sub = &s.node[i].sub;
+		struct sp_sub *sub = &s.node[i].sg[0].sub;
 
 		for (r = 0; r < n; r++)
 			snap[i][r] = sub->rx[r].received;
@@ -281,11 +282,11 @@ TEST(second_leader_trim_only_grows)
 
 		ASSERT_EQ(sim_init(&s, 4, all4, 4, SP_MODE_ORDERED, 5, 24, seed), 0);
 		for (i = 0; i < 4; i++)
-			s.node[i].to_send = 300;
+			s.node[i].sg[0].to_send = 300;
 		ASSERT_GE(sim_run(&s, 30 + 29 * (long)seed), 0);
 		sim_kill(&s, 3);
 		for (i = 0; i < 4; i++)
-			s.node[i].sub.wedged = true;
+			s.node[i].sg[0].sub.wedged = true;
 		ASSERT_GE(sim_run(&s, 3), 0);		/* the first leader looks early */
 		leader_trim(&s, 0, 0x7, t1);
 		sim_kill(&s, 0);			/* and dies before a commit */
@@ -314,11 +315,11 @@ TEST(committed_trim_is_adopted_by_the_next_leader)
 
 		ASSERT_EQ(sim_init(&s, 4, all4, 4, SP_MODE_ORDERED, 5, 24, seed), 0);
 		for (i = 0; i < 4; i++)
-			s.node[i].to_send = 300;
+			s.node[i].sg[0].to_send = 300;
 		ASSERT_GE(sim_run(&s, 30 + 31 * (long)seed), 0);
 		sim_kill(&s, 3);
 		for (i = 0; i < 4; i++)
-			s.node[i].sub.wedged = true;
+			s.node[i].sg[0].sub.wedged = true;
 		ASSERT_GE(sim_run(&s, 3), 0);
 		leader_trim(&s, 0, 0x7, t1);		/* echoed by 0, 1, 2: committed */
 		ASSERT_EQ(apply_trim(&s, 2, t1, _t), 0);	/* 2 applies at once */
