@@ -3,9 +3,10 @@
  * The view change state machine (kmod/proto/vc.c) on the simulated
  * cluster: members killed at random moments (the leader among them, and
  * the leader again during the change), a minority left, groups of two,
- * and a killed member coming back.  Survivors must install the same view,
- * agree on every message before and after its view record, and never take
- * back what anyone delivered.
+ * and a killed member coming back; then several subgroups, each of some
+ * of the nodes (the leader not in all of them), ordered and unordered.
+ * Survivors must install the same view, agree on every message before and
+ * after its view record, and never take back what anyone delivered.
  */
 #include "sim.h"
 #include "../ktap.h"
@@ -19,28 +20,39 @@ static int is_view(const struct sim_rec *r)
 	return r->rank == SIM_VIEW_RANK;
 }
 
-/* a's and b's logs are equal, or (prefix) b's is a prefix of a's */
-static int same_log(const struct sim_node *a, const struct sim_node *b, int prefix)
+/* a's and b's logs of a subgroup are equal, or (prefix) b's is a prefix of a's */
+static int same_sg_log(const struct sim_sg *a, const struct sim_sg *b, int prefix)
 {
 	u64 k;
 
-	if (b->sg[0].nlog > a->sg[0].nlog || (!prefix && b->sg[0].nlog != a->sg[0].nlog))
+	if (b->nlog > a->nlog || (!prefix && b->nlog != a->nlog))
 		return -1;
-	for (k = 0; k < b->sg[0].nlog; k++)
-		if (memcmp(&a->sg[0].log[k], &b->sg[0].log[k], sizeof(a->sg[0].log[k])))
+	for (k = 0; k < b->nlog; k++)
+		if (memcmp(&a->log[k], &b->log[k], sizeof(a->log[k])))
 			return -1;
 	return 0;
 }
 
-/* the index of the view record of @view in @nd's log, or -1 */
-static long view_at(const struct sim_node *nd, u64 view)
+/* the same, of the first subgroup */
+static int same_log(const struct sim_node *a, const struct sim_node *b, int prefix)
+{
+	return same_sg_log(&a->sg[0], &b->sg[0], prefix);
+}
+
+/* the index of the view record of @view in a subgroup's log, or -1 */
+static long view_at_sg(const struct sim_sg *g, u64 view)
 {
 	u64 k;
 
-	for (k = 0; k < nd->sg[0].nlog; k++)
-		if (is_view(&nd->sg[0].log[k]) && nd->sg[0].log[k].index == view)
+	for (k = 0; k < g->nlog; k++)
+		if (is_view(&g->log[k]) && g->log[k].index == view)
 			return (long)k;
 	return -1;
+}
+
+static long view_at(const struct sim_node *nd, u64 view)
+{
+	return view_at_sg(&nd->sg[0], view);
 }
 
 static void start(struct sim *s, u32 n, u64 seed, u32 per_sender)
@@ -540,6 +552,330 @@ TEST(killed_member_rejoins)
 		ASSERT_EQ(s.node[0].sg[0].nlog - (u64)v3, s.node[2].sg[0].nlog);
 		ASSERT_EQ(memcmp(&s.node[0].sg[0].log[v3 + 1], &s.node[2].sg[0].log[1],
 				 (s.node[2].sg[0].nlog - 1) * sizeof(struct sim_rec)), 0);
+		sim_free(&s);
+	}
+}
+
+/* ---- several subgroups, each of some of the nodes ---- */
+
+struct sg_shape {
+	sp_mask_t members;
+	sp_mask_t senders;
+	u32 mode;
+};
+
+/* @nsubs subgroups as @sh says; every sender has @per_sender to send in each */
+static int start_subgroups(struct sim *s, u32 n, u64 seed, u32 per_sender,
+			   const struct sg_shape *sh, u32 nsubs)
+{
+	u32 k, i;
+
+	sim_setup(s, n, 0, seed);
+	for (k = 0; k < nsubs; k++) {
+		u32 snd[SIM_MAX_NODES], ns = 0;
+
+		for (i = 0; i < n; i++)
+			if (sp_mask_has(sh[k].senders, i))
+				snd[ns++] = i;
+		sim_add_sub(s, sh[k].members, snd, ns, sh[k].mode, 6, 24);
+	}
+	if (sim_start(s))
+		return -1;
+	sim_views(s, false);
+	for (k = 0; k < nsubs; k++)
+		for (i = 0; i < n; i++)
+			if (sp_mask_has(sh[k].senders, i))
+				s->node[i].sg[k].to_send = per_sender;
+	return 0;
+}
+
+/*
+ * Unordered: @b's log is (a prefix of, when @prefix) @a's sender by sender,
+ * each message in the same view; and so are the view records.
+ */
+static int same_per_sender(const struct sim_sg *a, const struct sim_sg *b, int prefix)
+{
+	u32 r;
+
+	for (r = 0; r <= SIM_MAX_NODES; r++) {
+		u32 rank = r < SIM_MAX_NODES ? r : SIM_VIEW_RANK;
+		u64 i = 0, j = 0, va = 0, vb = 0;
+
+		for (;; i++, j++) {
+			for (; i < a->nlog && a->log[i].rank != rank; i++)
+				va += is_view(&a->log[i]);
+			for (; j < b->nlog && b->log[j].rank != rank; j++)
+				vb += is_view(&b->log[j]);
+			if (j == b->nlog)
+				break;
+			if (i == a->nlog || va != vb ||
+			    memcmp(&a->log[i], &b->log[j], sizeof(a->log[i])))
+				return -1;
+		}
+		for (; !prefix && i < a->nlog; i++)
+			if (a->log[i].rank == rank)
+				return -1;
+	}
+	return 0;
+}
+
+
+/* subgroup @k's logs of @a and @b agree, by the rule of its mode */
+static int sg_same(struct sim *s, u32 k, u32 a, u32 b, int prefix)
+{
+	const struct sim_sg *ga = &s->node[a].sg[k], *gb = &s->node[b].sg[k];
+
+	if (s->cfg.subgroups[k].mode == SP_MODE_UNORDERED)
+		return same_per_sender(ga, gb, prefix);
+	return same_sg_log(ga, gb, prefix);
+}
+
+/*
+ * Node @i's log of subgroup @k: each sender's messages before the view
+ * record of @view are those its view area says @view's numbering starts
+ * after (the trims of every change so far, summed; nulls count), and those
+ * after it come after them: nothing past a trim came before the record.
+ */
+static int sg_trim_kept(struct sim *s, u32 k, u32 i, u64 view)
+{
+	const struct sim_sg *g = &s->node[i].sg[k];
+	const struct sim_area *a = &s->node[i].areas[i][k];
+	const struct sp_sub_cfg *c = &s->cfg.subgroups[k];
+	long end = view_at_sg(g, view);
+	u64 j;
+
+	if (end < 0 || a->base_view != view) {
+		TH_LOG("node %u subgroup %u: no view record or bases of view %llu",
+		       i, k, (unsigned long long)view);
+		return -1;
+	}
+	for (j = 0; j < g->nlog; j++) {
+		const struct sim_rec *rec = &g->log[j];
+		u64 base;
+
+		if (is_view(rec))
+			continue;
+		base = a->base[sp_sub_sender_rank(c, rec->rank)];
+		if ((j < (u64)end) != (rec->index < base)) {
+			TH_LOG("node %u subgroup %u: message %llu of node %u %s view %llu, whose numbering starts at %llu",
+			       i, k, (unsigned long long)rec->index, rec->rank,
+			       j < (u64)end ? "before" : "after", (unsigned long long)view,
+			       (unsigned long long)base);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * After the change to @view: in every subgroup, its members among @live
+ * delivered the same (by the rule of its mode), up to the trims and the
+ * view record, and went on after it where one of its senders is left;
+ * what its members among @dead delivered is no more than that.  A node
+ * outside a subgroup has no engine and no log of it.
+ */
+static int check_subgroups(struct sim *s, u64 seed, sp_mask_t live, sp_mask_t dead,
+			   u64 view)
+{
+	u32 k, i;
+
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		bool sending = false;
+		int ref = -1;
+
+		for (i = 0; i < s->n; i++) {
+			const struct sim_sg *g = &s->node[i].sg[k];
+
+			if (!sim_in(s, k, i)) {
+				if (g->in || g->nlog || g->sub.log) {
+					TH_LOG("node %u has subgroup %u", i, k);
+					return -1;
+				}
+				continue;
+			}
+			if (!sp_mask_has(live, i))
+				continue;
+			sending |= sp_sub_sender_rank(&s->cfg.subgroups[k], i) >= 0;
+			if (sg_trim_kept(s, k, i, view))
+				return -1;
+			if (ref < 0) {
+				ref = (int)i;
+			} else if (sg_same(s, k, (u32)ref, i, 0)) {
+				TH_LOG("seed %llu subgroup %u: node %u's log differs from node %d's",
+				       (unsigned long long)seed, k, i, ref);
+				return -1;
+			}
+		}
+		for (i = 0; ref >= 0 && i < s->n; i++)
+			if (sim_in(s, k, i) && sp_mask_has(dead, i) &&
+			    sg_same(s, k, (u32)ref, i, 1)) {
+				TH_LOG("seed %llu subgroup %u: dead node %u delivered what node %d did not",
+				       (unsigned long long)seed, k, i, ref);
+				return -1;
+			}
+		if (ref >= 0 && sending &&
+		    (u64)view_at_sg(&s->node[ref].sg[k], view) + 1 >= s->node[ref].sg[k].nlog) {
+			TH_LOG("seed %llu subgroup %u: nothing delivered in view %llu",
+			       (unsigned long long)seed, k, (unsigned long long)view);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* every node but @dead in @view, of exactly the others, not stopped */
+static int check_view(struct sim *s, u64 seed, sp_mask_t dead, u64 view)
+{
+	sp_mask_t live = ((1ULL << s->n) - 1) & ~dead;
+	u32 i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct sim_node *nd = &s->node[i];
+
+		if (!sp_mask_has(live, i))
+			continue;
+		if (nd->failed || nd->vc.phase != SP_VC_NORMAL || nd->vc.view != view ||
+		    nd->vc.members != live) {
+			TH_LOG("seed %llu: node %u in phase %d of view %llu members %#llx%s",
+			       (unsigned long long)seed, i, nd->vc.phase,
+			       (unsigned long long)nd->vc.view,
+			       (unsigned long long)nd->vc.members,
+			       nd->failed ? " (failed)" : "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Two subgroups, the leader (node 0) in only the first: {0,1,2} and
+ * {2,3,4}.  A member of the second dies; node 0 proposes the second's trim
+ * from the counts of its surviving members, which deliver exactly up to
+ * it, the same messages in the same order.
+ */
+TEST(leader_trims_a_subgroup_it_is_not_in)
+{
+	static const struct sg_shape sh[] = {
+		{ 0x07, 0x07, SP_MODE_ORDERED },
+		{ 0x1c, 0x1c, SP_MODE_ORDERED },
+	};
+	static struct sim s;
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++) {
+		u32 victim = 3 + (u32)(seed % 2), r;
+		const struct sim_area *t = &s.node[0].areas[0][1];
+		u64 sum = 0;
+
+		ASSERT_EQ(start_subgroups(&s, 5, seed, 300, sh, 2), 0);
+		ASSERT_GE(sim_run(&s, 20 + (long)(seed * 37 % 400)), 0);
+		sim_kill(&s, victim);
+		s.node[seed % 3].vc.local_suspects |= 1ULL << victim;
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		ASSERT_EQ(check_view(&s, seed, 1ULL << victim, 2), 0);
+		ASSERT_EQ(check_subgroups(&s, seed, 0x1f & ~(1ULL << victim),
+					  1ULL << victim, 2), 0);
+		/* node 0 led, for a subgroup it has no engine of */
+		ASSERT_FALSE(s.node[0].sg[1].in);
+		ASSERT_EQ(t->trim_view, 2);
+		for (r = 0; r < 3; r++) {
+			ASSERT_EQ(t->trim[r], s.node[2].areas[2][1].base[r]);
+			sum += t->trim[r];
+		}
+		ASSERT_GT(sum, 0);
+		sim_free(&s);
+	}
+}
+
+/* Have the live members of subgroup @k anything left to send or to write? */
+static bool sg_busy(struct sim *s, u32 k)
+{
+	u32 i, m;
+
+	for (i = 0; i < s->n; i++) {
+		const struct sim_sg *g = &s->node[i].sg[k];
+
+		if (!g->in || s->node[i].dead)
+			continue;
+		if (g->to_send || g->pending_n)
+			return true;
+		for (m = 0; m < g->sub.nmembers; m++)
+			if (m != g->sub.me && sp_sub_has_output(&g->sub, m))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * The leader dies while the subgroup without it has traffic in flight:
+ * {0,1,2} and {1,2,3,4}.  Half the seeds kill node 0 alone; the others
+ * kill node 4 first and node 0 a few rounds into that change (it may
+ * have proposed a trim of the second subgroup, echoed or not, or even
+ * committed it).  Node 1 takes over; every subgroup's survivors agree,
+ * and hold the same bases for the view they end in.
+ */
+TEST(leader_dies_with_a_subgroup_without_it_busy)
+{
+	static const struct sg_shape sh[] = {
+		{ 0x07, 0x07, SP_MODE_ORDERED },
+		{ 0x1e, 0x1e, SP_MODE_ORDERED },
+	};
+	static struct sim s;
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++) {
+		sp_mask_t dead = seed % 2 ? 0x11 : 0x01;
+		u32 k;
+
+		ASSERT_EQ(start_subgroups(&s, 5, seed, 300, sh, 2), 0);
+		ASSERT_GE(sim_run(&s, 40 + (long)(seed * 13 % 200)), 0);
+		if (dead & 0x10) {
+			sim_kill(&s, 4);
+			s.node[3].vc.local_suspects |= 0x10;
+			ASSERT_GE(sim_run(&s, 1 + (long)(seed % 12)), 0);
+		}
+		ASSERT_TRUE(sg_busy(&s, 1));
+		sim_kill(&s, 0);
+		s.node[2].vc.local_suspects |= 0x01;
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		/* view 2, or 3 when node 0 committed the first change */
+		ASSERT_GE(s.node[1].vc.view, 2);
+		ASSERT_EQ(check_view(&s, seed, dead, s.node[1].vc.view), 0);
+		ASSERT_EQ(check_subgroups(&s, seed, 0x1f & ~dead, dead,
+					  s.node[1].vc.view), 0);
+		for (k = 0; k < 2; k++)
+			ASSERT_EQ(memcmp(s.node[1].areas[1][k].base, s.node[2].areas[2][k].base,
+					 sizeof(s.node[1].areas[1][k].base)), 0);
+		sim_free(&s);
+	}
+}
+
+/*
+ * An unordered subgroup beside an ordered one: {0,1,2,3} ordered, 0 and 1
+ * sending, and {1,2,3} unordered, all sending.  One of 1..3 dies: the
+ * ordered one's survivors agree on one order; the unordered one's on each
+ * sender's messages in its order, each in the same view.
+ */
+TEST(unordered_subgroup_beside_an_ordered_one)
+{
+	static const struct sg_shape sh[] = {
+		{ 0x0f, 0x03, SP_MODE_ORDERED },
+		{ 0x0e, 0x0e, SP_MODE_UNORDERED },
+	};
+	static struct sim s;
+	u64 seed;
+
+	for (seed = 1; seed <= SEEDS; seed++) {
+		u32 victim = 1 + (u32)(seed % 3);
+
+		ASSERT_EQ(start_subgroups(&s, 4, seed, 300, sh, 2), 0);
+		ASSERT_GE(sim_run(&s, 20 + (long)(seed * 37 % 300)), 0);
+		sim_kill(&s, victim);
+		s.node[victim == 1 ? 2 : 1].vc.local_suspects |= 1ULL << victim;
+		ASSERT_GE(sim_run(&s, 400000), 0);
+		ASSERT_EQ(check_view(&s, seed, 1ULL << victim, 2), 0);
+		ASSERT_EQ(check_subgroups(&s, seed, 0xf & ~(1ULL << victim),
+					  1ULL << victim, 2), 0);
 		sim_free(&s);
 	}
 }
