@@ -9,9 +9,11 @@
  * a delay of its own, or never (then only the heartbeat tells); a member
  * that installs a view without someone tears its connections to it down.
  *
- * Each schedule: 3 to 7 members, ordered, every member sends (the shape
- * variant: ordered or unordered, and senders a random non-empty subset);
- * one to four events at random rounds, each one of
+ * Each schedule: 3 to 7 members in one ordered subgroup, every member
+ * sends (the shapes variant: one to three subgroups, each of a random set
+ * of the members, node 0 among them or not, with a random non-empty set
+ * of them sending, ordered or unordered: fuzz_shape()); one to four
+ * events at random rounds, each one of
  *   kill       a member dies (of the writes it had posted, a prefix lands);
  *   stall      a live member stops for 2-3 x SUSPECT rounds while its NIC
  *              goes on (a false suspicion: the others take it out, and it
@@ -42,10 +44,9 @@
  * FUZZ_SCHEDULES=N (default 10000), FUZZ_SEED=S (the first seed, default 1);
  * FUZZ_ONEWAY_SCHEDULES=N (default 2000) for the variant whose partition
  * is one link failing in one direction; FUZZ_SHAPE_SCHEDULES=N (default
- * 2000) for the variant of random modes and senders; `make fuzz-views`
- * runs the long one.  A failing schedule prints its seed:
- * FUZZ_SEED=seed FUZZ_SCHEDULES=1 SIM_TRACE=1 replays it (in a variant:
- * its count 1, the others' 0).
+ * 2000) for the shapes variant; `make fuzz-views` runs the long one.  A
+ * failing schedule prints its seed: FUZZ_SEED=seed FUZZ_SCHEDULES=1
+ * SIM_TRACE=1 replays it (in a variant: its count 1, the others' 0).
  */
 #include "sim.h"
 #include "../ktap.h"
@@ -86,7 +87,7 @@ struct fuzz {
 	u32 pairs;			/* restarts of two in one round */
 	sp_mask_t hit;			/* nodes an event struck */
 	int oneway;			/* a partition cuts one link, one way */
-	int shape;			/* random mode and senders */
+	int shape;			/* subgroups, members, senders, modes drawn */
 	char what[256];			/* the schedule, for the log */
 	char why[96];			/* what a check found */
 };
@@ -630,6 +631,68 @@ static void fuzz_dump(struct fuzz *f)
 	}
 }
 
+static u64 fuzz_shape_rand(u64 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * The shapes variant's subgroups for @n members, from the seed alone
+ * (sim_setup() seeds the schedule's rng): one to three, each of every
+ * member one time in four, else of a random non-empty set of them (node 0
+ * among them or not), its senders a random non-empty subset of its
+ * members, ordered or unordered.
+ */
+static void fuzz_shape(struct fuzz *f, u32 n, u64 seed)
+{
+	u64 x = seed * 0x9e3779b97f4a7c15ULL | 1;
+	sp_mask_t all = (1ULL << n) - 1;
+	u32 k, nsubs = 1 + (u32)(fuzz_shape_rand(&x) % SIM_MAX_SUBS);
+
+	for (k = 0; k < nsubs; k++) {
+		sp_mask_t members = all, senders;
+		u32 snd[SIM_MAX_NODES], ns = 0, i, mode;
+
+		if (fuzz_shape_rand(&x) % 4)
+			members &= fuzz_shape_rand(&x);
+		if (!members)
+			members = 1ULL << (fuzz_shape_rand(&x) % n);
+		senders = members & fuzz_shape_rand(&x);
+		if (!senders)
+			senders = 1ULL << sp_mask_first(members);
+		for (i = 0; i < n; i++)
+			if (sp_mask_has(senders, i))
+				snd[ns++] = i;
+		mode = fuzz_shape_rand(&x) & 1 ? SP_MODE_UNORDERED : SP_MODE_ORDERED;
+		sim_add_sub(&f->s, members, snd, ns, mode, 8, 24);
+	}
+}
+
+/* the schedule's subgroups, for the log: "{members/senders mode}..." */
+static void fuzz_note_shape(struct fuzz *f)
+{
+	const struct sp_group_cfg *c = &f->s.cfg;
+	u32 k, j;
+
+	for (k = 0; k < c->nsubgroups; k++) {
+		const struct sp_sub_cfg *g = &c->subgroups[k];
+		sp_mask_t m = 0, snd = 0;
+		size_t len = strlen(f->what);
+
+		for (j = 0; j < g->nmembers; j++)
+			m |= 1ULL << g->members[j];
+		for (j = 0; j < g->nsenders; j++)
+			snd |= 1ULL << g->senders[j];
+		snprintf(f->what + len, sizeof(f->what) - len, " {%#llx/%#llx %s}",
+			 (unsigned long long)m, (unsigned long long)snd,
+			 g->mode == SP_MODE_UNORDERED ? "unordered" : "ordered");
+	}
+	strncat(f->what, ",", sizeof(f->what) - strlen(f->what) - 1);
+}
+
 /* one schedule: 0, or -1 after logging why */
 static int fuzz_one(struct fuzz *f, u64 seed)
 {
@@ -638,28 +701,23 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 	u32 i, k, n, events;
 	const char *bad = NULL;
 	int oneway = f->oneway, shape = f->shape;
-	u32 mode = SP_MODE_ORDERED, snd[SIM_MAX_NODES], ns = 0;
-	sp_mask_t senders;
 
 	memset(f, 0, sizeof(*f));
 	f->oneway = oneway;
 	f->shape = shape;
 	f->seed = seed;
 	n = 3 + (u32)(seed * 7919 % 5);
-	senders = (1ULL << n) - 1;
+	sim_setup(s, n, 0, seed);
 	if (shape) {
-		/* from the seed alone: sim_init() seeds the schedule's rng */
-		u64 h = seed * 0x9e3779b97f4a7c15ULL;
+		fuzz_shape(f, n, seed);
+	} else {
+		u32 all[SIM_MAX_NODES];
 
-		mode = (h >> 40) & 1 ? SP_MODE_UNORDERED : SP_MODE_ORDERED;
-		senders &= h >> 20;
-		if (!senders)
-			senders = 1ULL << (seed % n);
+		for (i = 0; i < n; i++)
+			all[i] = i;
+		sim_add_sub(s, (1ULL << n) - 1, all, n, SP_MODE_ORDERED, 8, 24);
 	}
-	for (i = 0; i < n; i++)
-		if (sp_mask_has(senders, i))
-			snd[ns++] = i;
-	if (sim_init(s, n, snd, ns, mode, 8, 24, seed))
+	if (sim_start(s))
 		return -1;
 	sim_views(s, false);
 	events = 1 + sim_below(s, 4);
@@ -672,10 +730,10 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 		f->det[i].members = (1ULL << n) - 1;
 		memset(f->det[i].lost_at, 0xff, sizeof(f->det[i].lost_at));
 	}
-	snprintf(f->what, sizeof(f->what), "seed %llu: %u members, %s, senders %#llx,",
-		 (unsigned long long)seed, n,
-		 mode == SP_MODE_UNORDERED ? "unordered" : "ordered",
-		 (unsigned long long)senders);
+	snprintf(f->what, sizeof(f->what), "seed %llu: %u members,",
+		 (unsigned long long)seed, n);
+	if (shape)
+		fuzz_note_shape(f);
 	next_event = 5 + (long)sim_below(s, 150);
 	while (f->round < MAX_ROUNDS) {
 		if (events && f->round >= next_event) {
@@ -705,6 +763,43 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 	return bad ? -1 : 0;
 }
 
+/* what the shapes variant drew, over its schedules */
+struct fuzz_shapes {
+	u64 nsubs[SIM_MAX_SUBS + 1];
+	u64 without0;		/* a subgroup without node 0 */
+	u64 struck0;		/* ...and node 0 struck */
+	u64 unordered;		/* an unordered subgroup */
+	u64 ordered_too;	/* ...beside an ordered one */
+	u64 some;		/* a subgroup where not every member sends */
+	u64 outside;		/* a node in no subgroup */
+};
+
+static void fuzz_count_shape(const struct fuzz *f, struct fuzz_shapes *c)
+{
+	const struct sp_group_cfg *cfg = &f->s.cfg;
+	sp_mask_t in_any = 0;
+	bool without0 = false, unord = false, ord = false, some = false;
+	u32 k, i;
+
+	for (k = 0; k < cfg->nsubgroups; k++) {
+		const struct sp_sub_cfg *g = &cfg->subgroups[k];
+
+		without0 |= !sim_in(&f->s, k, 0);
+		unord |= g->mode == SP_MODE_UNORDERED;
+		ord |= g->mode == SP_MODE_ORDERED;
+		some |= g->nsenders != g->nmembers;
+		for (i = 0; i < g->nmembers; i++)
+			in_any |= 1ULL << g->members[i];
+	}
+	c->nsubs[cfg->nsubgroups]++;
+	c->without0 += without0;
+	c->struck0 += without0 && sp_mask_has(f->hit, 0);
+	c->unordered += unord;
+	c->ordered_too += unord && ord;
+	c->some += some;
+	c->outside += in_any != (1ULL << f->s.n) - 1;
+}
+
 static u64 env_u64(const char *name, u64 def)
 {
 	const char *v = getenv(name);
@@ -716,7 +811,7 @@ static u64 env_u64(const char *name, u64 def)
 static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 {
 	u64 seed, failed = 0, pairs = 0, three = 0, seven = 0, kinds[EV_KINDS] = { 0 };
-	u64 unordered = 0, some = 0;
+	struct fuzz_shapes c = { { 0 } };
 	int e;
 
 	for (seed = first; seed < first + count; seed++) {
@@ -727,8 +822,7 @@ static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 		pairs += !!f->pairs;
 		three += __builtin_popcountll(f->hit) >= 3;
 		seven += f->s.n == 7;
-		unordered += f->s.cfg.subgroups[0].mode == SP_MODE_UNORDERED;
-		some += f->s.cfg.subgroups[0].nsenders != f->s.n;
+		fuzz_count_shape(f, &c);
 	}
 	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu (two at once %llu); 3 or more members struck %llu; 7 members %llu",
 	       (unsigned long long)count, (unsigned long long)first,
@@ -740,8 +834,12 @@ static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 	       (unsigned long long)pairs, (unsigned long long)three,
 	       (unsigned long long)seven);
 	if (f->shape)
-		TH_LOG("shapes: unordered %llu, not every member a sender %llu",
-		       (unsigned long long)unordered, (unsigned long long)some);
+		TH_LOG("shapes: 1/2/3 subgroups %llu/%llu/%llu; one without node 0 %llu (node 0 struck %llu); unordered %llu (beside ordered %llu); not every member a sender %llu; a node in none %llu",
+		       (unsigned long long)c.nsubs[1], (unsigned long long)c.nsubs[2],
+		       (unsigned long long)c.nsubs[3], (unsigned long long)c.without0,
+		       (unsigned long long)c.struck0, (unsigned long long)c.unordered,
+		       (unsigned long long)c.ordered_too, (unsigned long long)c.some,
+		       (unsigned long long)c.outside);
 	return failed;
 }
 
@@ -767,9 +865,9 @@ TEST_TIMEOUT(random_failures_with_a_one_way_cut, 900)
 }
 
 /*
- * The same schedules in other shapes: ordered or unordered, and senders a
- * random non-empty subset of the members (FUZZ_SHAPE_SCHEDULES, default
- * 2000).
+ * The same schedules in other shapes: one to three subgroups of random
+ * members (subgroups without the leader among them), random senders,
+ * ordered or unordered (FUZZ_SHAPE_SCHEDULES, default 2000).
  */
 TEST_TIMEOUT(random_failures_in_other_shapes, 900)
 {
