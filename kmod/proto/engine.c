@@ -21,11 +21,6 @@ static inline __le64 *sp_blk_released(struct sp_block *b, u32 nsenders)
 	return &b->v[nsenders];
 }
 
-static inline __le64 *sp_blk_trim(struct sp_block *b, u32 nsenders)
-{
-	return &b->v[2 * nsenders];
-}
-
 static inline struct sp_block *sp_my_block(struct sp_sub *sub)
 {
 	return sub->blocks[sub->me];
@@ -767,74 +762,6 @@ int sp_sub_reclaim(struct sp_sub *sub)
 		work++;
 	}
 	return work;
-}
-
-/**
- * sp_sub_set_trim - put a trim in my block (a leader's proposal, or the one
- *	this member holds)
- * @sub: engine state of the view that ends
- * @view: the view the change leads to
- * @term: which proposal for it
- * @trim: per sender rank
- */
-void sp_sub_set_trim(struct sp_sub *sub, u64 view, u64 term, const u64 *trim)
-{
-	struct sp_block *blk = sp_my_block(sub);
-	__le64 *t = sp_blk_trim(blk, sub->nsenders);
-	u32 r;
-
-	for (r = 0; r < sub->nsenders; r++)
-		WRITE_ONCE(t[r], cpu_to_le64(trim[r]));
-	WRITE_ONCE(blk->trim_view, cpu_to_le64(view));
-	WRITE_ONCE(blk->trim_term, cpu_to_le64(term));
-	sub->blk_ver++;
-}
-
-/**
- * sp_sub_read_trim - read the trim in @member's block
- * @sub: engine state
- * @member: member position (mine reads my own block)
- * @view: the view change expected
- * @term: the proposal expected
- * @trim: out, per sender rank
- *
- * Call only after seeing the member's row header announce @view and
- * @term: the row is written after the block, on the same QP, and is the
- * guard for it (the bytes of one write may land in any order).
- * Return: 0; -EAGAIN if that trim is not in the block; -EPROTO if it asks
- * this node to deliver messages it does not have (the member is faulty:
- * it took the trim over the survivors' counts, mine among them).
- */
-int sp_sub_read_trim(struct sp_sub *sub, u32 member, u64 view, u64 term, u64 *trim)
-{
-	struct sp_block *b = sub->blocks[member];
-	const __le64 *t = sp_blk_trim(b, sub->nsenders);
-	u32 r;
-
-	if (le64_to_cpu(READ_ONCE(b->trim_view)) != view ||
-	    le64_to_cpu(READ_ONCE(b->trim_term)) != term)
-		return -EAGAIN;
-	for (r = 0; r < sub->nsenders; r++) {
-		trim[r] = le64_to_cpu(READ_ONCE(t[r]));
-		if (trim[r] > sub->rx[r].received)
-			return sp_fault(sub, member, "trim beyond what we received");
-	}
-	return 0;
-}
-
-/**
- * sp_sub_member_received - the received counts of @member, as last seen
- * @sub: engine state
- * @member: member position
- * @rcv: out, per sender rank
- */
-void sp_sub_member_received(const struct sp_sub *sub, u32 member, u64 *rcv)
-{
-	u32 r;
-
-	for (r = 0; r < sub->nsenders; r++)
-		rcv[r] = member == sub->me ? sub->rx[r].received :
-			 sub->seen[member].received[r];
 }
 
 /* Bytes to write for a run of published payload slots: up to the end of the

@@ -51,15 +51,18 @@ struct sp_hdr {
 /*
  * A member's block for one subgroup, in one view.  All counters are
  * monotonic within the view.  Followed by received[nsenders],
- * released[nsenders] and trim[nsenders].
+ * released[nsenders] and trim[nsenders].  Nothing writes or reads
+ * trim_view, trim_term or trim[] any more: the view change's trims travel
+ * in each row's view area (layout.h).  They go when the block's layout
+ * next changes.
  */
 struct sp_block {
 	__le64 hdr_pub;		/* headers this member published (sender) */
 	__le64 recv_seq;	/* ordered: complete prefix of the total order */
 	__le64 deliv_seq;	/* ordered: delivered and released prefix */
 	__le64 pay_base;	/* first payload position of this view (sender) */
-	__le64 trim_view;	/* the view change its trim[] is for... */
-	__le64 trim_term;	/* ...and which proposal of it */
+	__le64 trim_view;	/* unused (above) */
+	__le64 trim_term;	/* unused (above) */
 	__le64 v[];		/* received[n], released[n], trim[n] */
 };
 
@@ -258,11 +261,6 @@ int sp_sub_reclaim(struct sp_sub *sub);		/* owner's lock held */
 u32 sp_sub_emit(struct sp_sub *sub, u32 member, u32 room, bool block_ok,
 		struct sp_wr *out);
 bool sp_sub_caught_up(struct sp_sub *sub, u32 m);
-
-/* The trim this node proposes or holds, in its block for peers to read. */
-void sp_sub_set_trim(struct sp_sub *sub, u64 view, u64 term, const u64 *trim);
-int sp_sub_read_trim(struct sp_sub *sub, u32 member, u64 view, u64 term, u64 *trim);
-void sp_sub_member_received(const struct sp_sub *sub, u32 member, u64 *rcv);
 
 /* For view.c: the delivery cursor, one message at a time. */
 bool sp_sub_step(struct sp_sub *sub, u32 rank, struct sp_desc *d);
