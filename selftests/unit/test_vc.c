@@ -619,7 +619,6 @@ static int same_per_sender(const struct sim_sg *a, const struct sim_sg *b, int p
 	return 0;
 }
 
-
 /* subgroup @k's logs of @a and @b agree, by the rule of its mode */
 static int sg_same(struct sim *s, u32 k, u32 a, u32 b, int prefix)
 {
