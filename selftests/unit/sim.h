@@ -138,12 +138,18 @@ struct sim {
 	u8 cut[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b are lost */
 };
 
+/* xorshift64: the next number of the stream whose state is *@x */
+static inline u64 sim_xorshift(u64 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
 static inline u64 sim_rand(struct sim *s)
 {
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return s->rng;
+	return sim_xorshift(&s->rng);
 }
 
 static inline u32 sim_below(struct sim *s, u32 n)

@@ -631,14 +631,6 @@ static void fuzz_dump(struct fuzz *f)
 	}
 }
 
-static u64 fuzz_shape_rand(u64 *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 /*
  * The shapes variant's subgroups for @n members, from the seed alone
  * (sim_setup() seeds the schedule's rng): one to three, each of every
@@ -650,23 +642,23 @@ static void fuzz_shape(struct fuzz *f, u32 n, u64 seed)
 {
 	u64 x = seed * 0x9e3779b97f4a7c15ULL | 1;
 	sp_mask_t all = (1ULL << n) - 1;
-	u32 k, nsubs = 1 + (u32)(fuzz_shape_rand(&x) % SIM_MAX_SUBS);
+	u32 k, nsubs = 1 + (u32)(sim_xorshift(&x) % SIM_MAX_SUBS);
 
 	for (k = 0; k < nsubs; k++) {
 		sp_mask_t members = all, senders;
 		u32 snd[SIM_MAX_NODES], ns = 0, i, mode;
 
-		if (fuzz_shape_rand(&x) % 4)
-			members &= fuzz_shape_rand(&x);
+		if (sim_xorshift(&x) % 4)
+			members &= sim_xorshift(&x);
 		if (!members)
-			members = 1ULL << (fuzz_shape_rand(&x) % n);
-		senders = members & fuzz_shape_rand(&x);
+			members = 1ULL << (sim_xorshift(&x) % n);
+		senders = members & sim_xorshift(&x);
 		if (!senders)
 			senders = 1ULL << sp_mask_first(members);
 		for (i = 0; i < n; i++)
 			if (sp_mask_has(senders, i))
 				snd[ns++] = i;
-		mode = fuzz_shape_rand(&x) & 1 ? SP_MODE_UNORDERED : SP_MODE_ORDERED;
+		mode = sim_xorshift(&x) & 1 ? SP_MODE_UNORDERED : SP_MODE_ORDERED;
 		sim_add_sub(&f->s, members, snd, ns, mode, 8, 24);
 	}
 }
