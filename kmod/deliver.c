@@ -52,8 +52,8 @@ static void spindle_sub_hand(struct spindle_subgroup *sub, u32 n)
 		struct spindle_msg *m = &sub->batch[i];
 		u32 r = sub->cfg_rank[d->rank];
 
-		m->index = sub->idx_base[r] + d->index;
-		m->seq = e->mode == SP_MODE_ORDERED ? sub->seq_base + d->seq :
+		m->index = sub->base.idx[r] + d->index;
+		m->seq = e->mode == SP_MODE_ORDERED ? sub->base.seq + d->seq :
 			 sp_seq(r, m->index, sub->cfg.nsenders);
 		m->offset = sp_sub_payload_offset(e, d->pay_pos);
 		m->data = sub->pay[r]->vaddr + m->offset;

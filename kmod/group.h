@@ -20,6 +20,7 @@
 #include "proto/config.h"
 #include "proto/layout.h"
 #include "proto/vc.h"
+#include "proto/view.h"
 #include "conn.h"
 #include "fault.h"
 
@@ -78,6 +79,7 @@ struct spindle_group {
 	u32 row_bytes;			/* my row header and view area */
 	struct sp_row_hdr rows[SP_MAX_MEMBERS];	/* peers' rows, as accepted */
 	void *row_copy[SP_MAX_MEMBERS];	/* peers' rows and areas, as accepted */
+	struct sp_bases bases[SP_MAX_SUBGROUPS];	/* this view's, of every subgroup */
 	void *row_tmp;
 	u64 hb_at[SP_MAX_MEMBERS];	/* ns: when its heartbeat last moved */
 	u64 rows_taken[SP_MAX_MEMBERS];	/* rows accepted from it */

@@ -19,6 +19,7 @@
 #include "spindle_kapi.h"
 #include "proto/config.h"
 #include "proto/engine.h"
+#include "proto/view.h"
 
 struct device;
 struct spindle_group;
@@ -65,8 +66,7 @@ struct spindle_subgroup {
 	s32 my_rank;			/* configured sender rank, or -1 */
 	u32 cfg_rank[SP_MAX_MEMBERS];	/* configured rank of each engine rank */
 	u64 pos_base;			/* user position of engine position 0 */
-	u64 idx_base[SP_MAX_MEMBERS];	/* by configured rank: index of 0 */
-	u64 seq_base;			/* ordered: seq of this view's first */
+	struct sp_bases base;		/* the group's bases of this subgroup */
 	u64 view_done;			/* view whose trim was applied */
 	u64 own_delivered;		/* my data messages delivered, all views */
 	bool prod_stale;		/* a view change voided the page */

@@ -227,47 +227,54 @@ static void spindle_sub_trim(struct spindle_group *g, struct spindle_subgroup *s
 }
 
 /*
- * Where the new view's numbering starts: the messages of each sender and
- * the ordered sequence delivered so far, over all views.  In the view area,
- * for members that join.
+ * Where @view's numbering starts in subgroup @s (sp_sub_next_bases()), in
+ * my view area, for members that join: every member publishes them for
+ * every subgroup, so a joiner needs only one that stays.  A member of @s
+ * has delivered up to the trim by now: its engine must agree.
  */
-static void spindle_sub_bases(struct spindle_group *g, struct spindle_subgroup *sub, u64 view)
+static void spindle_publish_bases(struct spindle_group *g, u32 s, u64 view)
 {
-	struct sp_area_entry *a = spindle_my_area(g, sub->index);
-	u32 n = sub->cfg.nsenders, r;
+	struct sp_area_entry *a = spindle_my_area(g, s);
+	struct spindle_subgroup *sub = g->subs[s];
+	u32 n = g->cfg.subgroups[s].nsenders, r;
+	struct sp_bases next = g->bases[s];
+	u64 trim[SP_MAX_MEMBERS];
 
 	for (r = 0; r < n; r++)
-		a->v[2 * n + r] = cpu_to_le64(sub->idx_base[r] + le64_to_cpu(a->v[n + r]));
-	a->seq_base = cpu_to_le64(sub->seq_base + sub->eng.dl_seq);
+		trim[r] = le64_to_cpu(a->v[n + r]);
+	sp_sub_next_bases(&g->cfg, s, g->vc.prev_members, trim, &next);
+	WARN_ON_ONCE(sub && sub->eng.mode == SP_MODE_ORDERED &&
+		     next.seq != g->bases[s].seq + sub->eng.dl_seq);
+	for (r = 0; r < n; r++)
+		a->v[2 * n + r] = cpu_to_le64(next.idx[r]);
+	a->seq_base = cpu_to_le64(next.seq);
 	a->base_view = cpu_to_le64(view);
 	g->vc.row_ver++;
 }
 
 /*
- * The bases of @view for subgroup @s: mine, or (joining) those of a member
- * that stays from the view before; ERR_PTR(-EAGAIN) while none has reached
- * me.  NULL when no such member is in the subgroup (it starts over with
- * whoever joins it): numbering starts at zero.
+ * The bases of @view for subgroup @s: mine, or (joining) those of any
+ * member that stays from the view before; ERR_PTR(-EAGAIN) while none has
+ * reached me.  In it or not, every member that stays publishes them before
+ * it says it drained, so a joiner waits on nobody the others do not.
  */
 static struct sp_area_entry *spindle_bases_of(struct spindle_group *g, u32 s,
 					      u64 view, sp_mask_t members)
 {
 	struct sp_area_entry *a = spindle_my_area(g, s);
 	sp_mask_t stay = members & g->vc.prev_members;
-	bool any = false;
 	u32 m;
 
 	if (le64_to_cpu(a->base_view) == view)
 		return a;
 	for (m = 0; m < g->cfg.nmembers; m++) {
-		if (m == g->me || !sp_mask_has(stay, m) || !spindle_in_sub(g, s, m))
+		if (m == g->me || !sp_mask_has(stay, m))
 			continue;
-		any = true;
 		a = spindle_area(g, g->row_copy[m], s);
 		if (le64_to_cpu(a->base_view) == view)
 			return a;
 	}
-	return any ? ERR_PTR(-EAGAIN) : NULL;
+	return ERR_PTR(-EAGAIN);
 }
 
 static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
@@ -280,16 +287,18 @@ static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 		struct spindle_subgroup *sub = g->subs[s];
 		u64 trim[SP_MAX_MEMBERS];
 
-		if (!sub || sub->view_done == view)
+		if (le64_to_cpu(spindle_my_area(g, s)->base_view) == view)
 			continue;
-		spindle_sub_trim(g, sub, trim);
-		if (!spindle_sub_deliver_upto(sub, trim)) {
-			ret = -EAGAIN;
-			continue;
+		if (sub) {
+			spindle_sub_trim(g, sub, trim);
+			if (!spindle_sub_deliver_upto(sub, trim)) {
+				ret = -EAGAIN;
+				continue;
+			}
+			/* the record waits for the install: see spindle_vc_install() */
+			sub->view_done = view;
 		}
-		/* the record waits for the install: see spindle_vc_install() */
-		spindle_sub_bases(g, sub, view);
-		sub->view_done = view;
+		spindle_publish_bases(g, s, view);
 	}
 	return ret;
 }
@@ -350,6 +359,16 @@ static void spindle_sub_wire(struct spindle_group *g, struct spindle_subgroup *s
 	}
 }
 
+/* The bases of subgroup @s from view area @b: those of the view to come. */
+static void spindle_take_bases(struct spindle_group *g, u32 s, const struct sp_area_entry *b)
+{
+	u32 n = g->cfg.subgroups[s].nsenders, r;
+
+	for (r = 0; r < n; r++)
+		g->bases[s].idx[r] = le64_to_cpu(b->v[2 * n + r]);
+	g->bases[s].seq = le64_to_cpu(b->seq_base);
+}
+
 static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 {
 	struct spindle_group *g = ctx;
@@ -361,8 +380,8 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 
 	/* what the old view delivered must be given back first */
 	for (s = 0; s < g->cfg.nsubgroups; s++)
-		if (g->subs[s] && (!spindle_sub_quiet(g->subs[s]) ||
-				   IS_ERR(spindle_bases_of(g, s, view, members))))
+		if ((g->subs[s] && !spindle_sub_quiet(g->subs[s])) ||
+		    IS_ERR(spindle_bases_of(g, s, view, members)))
 			return -EAGAIN;
 	vcfg = kmalloc(sizeof(*vcfg), GFP_KERNEL);
 	old = kmalloc(sizeof(*old), GFP_KERNEL);
@@ -395,20 +414,16 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 		if (i != g->me)
 			memset(g->in_meta[i]->vaddr + g->row_bytes, 0,
 			       g->in_meta[i]->size - g->row_bytes);
+	for (s = 0; s < g->cfg.nsubgroups; s++)
+		spindle_take_bases(g, s, spindle_bases_of(g, s, view, members));
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct spindle_subgroup *sub = g->subs[s];
-		struct sp_area_entry *b;
-		u32 r, n;
 
 		if (!sub)
 			continue;
-		b = spindle_bases_of(g, s, view, members);
-		n = sub->cfg.nsenders;
 		spin_lock_bh(&sub->lock);
 		*old = sub->eng;
-		for (r = 0; r < n; r++)
-			sub->idx_base[r] = b ? le64_to_cpu(b->v[2 * n + r]) : 0;
-		sub->seq_base = b ? le64_to_cpu(b->seq_base) : 0;
+		sub->base = g->bases[s];
 		spindle_sub_wire(g, sub, &vcfg->subgroups[s], fresh[s]);
 		sub->pos_base = round_up(sub->pos_base + old->pay_reserved, sub->cfg.window);
 		fresh[s]->stats = old->stats;

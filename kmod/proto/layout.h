@@ -55,7 +55,8 @@ struct sp_row_hdr {
  *					snap_view (0: not a member)
  *   trim_view, trim_term, trim[nsenders]	the trim I proposed or hold
  *   base_view, seq_base, base[nsenders]	where view base_view's numbering
- *					starts (a joiner takes it from here)
+ *					starts (every member, so a joiner
+ *					can take it from any that stays)
  */
 static inline u32 sp_area_entry_size(u32 nsenders)
 {

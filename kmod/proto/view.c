@@ -116,3 +116,40 @@ u32 sp_sub_deliver_trim(struct sp_sub *sub, const u64 *trim, struct sp_desc *out
 	sub->stats.msgs_delivered += n;
 	return n;
 }
+
+/**
+ * sp_sub_next_bases - where a subgroup's numbering stands after a view
+ * @cfg: the group's configuration
+ * @s: the subgroup
+ * @members: the members of the view that ends
+ * @trim: its committed trim of @s, by configured sender rank
+ * @b: the bases of the view that ends; on return, those of the next
+ *
+ * Each sender's messages go on after its trim.  Ordered mode's sequence
+ * goes on where delivering the trim leaves it (sp_sub_deliver_trim()): one
+ * past the last message under the trim, in the round-robin order of the
+ * senders the view had.  It needs nothing but the commit, so every member
+ * computes the same, in the subgroup or not, and a joiner can take them
+ * from any member that stays.  Sums wrap (a hostile trim gives wrong
+ * numbers, nothing worse; the subgroup's members refuse such a trim).
+ */
+void sp_sub_next_bases(const struct sp_group_cfg *cfg, u32 s, sp_mask_t members,
+		       const u64 *trim, struct sp_bases *b)
+{
+	const struct sp_sub_cfg *sc = &cfg->subgroups[s];
+	u32 ids[SP_MAX_MEMBERS];
+	u32 n, q, e = 0;
+	u64 end = 0;
+
+	n = sp_filter(sc->senders, sc->nsenders, cfg, members, ids);
+	for (q = 0; q < sc->nsenders; q++) {
+		b->idx[q] += trim[q];
+		if (e == n || ids[e] != sc->senders[q])
+			continue;	/* not a sender of the view */
+		if (trim[q] && sp_seq(e, trim[q] - 1, n) >= end)
+			end = sp_seq(e, trim[q] - 1, n) + 1;
+		e++;
+	}
+	if (sc->mode == SP_MODE_ORDERED)
+		b->seq += end;
+}

@@ -89,4 +89,18 @@ static inline void sp_trim_merge(u64 *trim, const u64 *received, u32 nsenders)
 u32 sp_sub_deliver_trim(struct sp_sub *sub, const u64 *trim, struct sp_desc *out,
 			u32 max);
 
+/*
+ * Where a subgroup's numbering stands at the start of a view, over all
+ * views so far: each configured sender's index of its first message, and
+ * (ordered mode) the sequence number of the first message.  Every member
+ * keeps them for every subgroup, in it or not (see sp_sub_next_bases()).
+ */
+struct sp_bases {
+	u64 idx[SP_MAX_MEMBERS];	/* by configured sender rank */
+	u64 seq;
+};
+
+void sp_sub_next_bases(const struct sp_group_cfg *cfg, u32 s, sp_mask_t members,
+		       const u64 *trim, struct sp_bases *b);
+
 #endif /* SPINDLE_PROTO_VIEW_H */

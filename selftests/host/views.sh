@@ -376,7 +376,7 @@ check_rejoin() {	# DIR NODE
 		echo "# sg0: node $x's ordered deliveries after its join are not in the others' order"
 		ok=0
 	fi
-	# subgroup 6: the joiner alone, nobody to take its numbering from
+	# subgroup 6: the joiner alone, its numbering from members outside it
 	f=$(grep -vc '^view' "$d/node$x/sg6.rejoin.log" 2>/dev/null)
 	echo "# sg6: node $x delivered ${f:-no} messages on its own after joining"
 	[ "${f:-0}" -gt 0 ] || ok=0

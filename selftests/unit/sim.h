@@ -92,8 +92,7 @@ struct sim_sg {
 	u32 rank_node[SIM_MAX_NODES];		/* engine sender rank -> node */
 	u32 cfg_rank[SIM_MAX_NODES];		/* engine -> configured sender rank */
 	/* numbering across views, as the kernel's subgroup keeps it */
-	u64 idx_base[SIM_MAX_NODES];		/* by configured rank */
-	u64 seq_base;
+	struct sp_bases base;	/* kept by every node, in the subgroup or not */
 	/* producer */
 	u64 to_send;		/* messages this node still has to produce */
 	u32 tag;		/* next producer message number */
@@ -558,8 +557,8 @@ static inline int sim_record(struct sim *s, u32 i, u32 k, const struct sp_desc *
 		struct sim_rec *rec = sim_log_add(g);
 
 		rec->rank = sender;
-		rec->index = g->idx_base[r] + d[j].index;
-		rec->seq = g->sub.mode == SP_MODE_ORDERED ? g->seq_base + d[j].seq :
+		rec->index = g->base.idx[r] + d[j].index;
+		rec->seq = g->sub.mode == SP_MODE_ORDERED ? g->base.seq + d[j].seq :
 			   sp_seq(r, rec->index, nconf);
 		rec->len = d[j].len;
 		if (sim_check(p, d[j].len, sim_who(sender, k), &rec->tag)) {

@@ -10,7 +10,7 @@
  * subgroup, its own or not, and every member copies the trims of every
  * subgroup from the row it follows; each node delivers up to the trim of
  * the subgroups it is in, and puts in its view area where the new view's
- * numbering starts there, for members that join.
+ * numbering starts in every subgroup, for members that join.
  */
 #ifndef SPINDLE_SIMVC_H
 #define SPINDLE_SIMVC_H
@@ -157,16 +157,29 @@ static void simvc_log_view(struct sim_sg *g, u64 view, sp_mask_t members)
 	g->view_logged = (int)view;
 }
 
-/* As spindle_sub_bases(): where @view's numbering starts, in my view area. */
-static void simvc_bases(struct sim_node *nd, u32 i, u32 k, u32 nconf, u64 view)
+/*
+ * As spindle_publish_bases(): where @view's numbering starts in subgroup
+ * @k, in my view area, computed from the commit alone; a member of @k has
+ * delivered up to the trim, and its engine must agree.
+ */
+static void simvc_bases(struct sim *s, u32 i, u32 k, u64 view)
 {
+	struct sim_node *nd = &s->node[i];
 	struct sim_sg *g = &nd->sg[k];
 	struct sim_area *a = &nd->areas[i][k];
+	struct sp_bases next = g->base;
 	u32 r;
 
-	for (r = 0; r < nconf; r++)
-		a->base[r] = g->idx_base[r] + a->trim[r];
-	a->seq_base = g->seq_base + g->sub.dl_seq;
+	sp_sub_next_bases(&s->cfg, k, nd->vc.prev_members, a->trim, &next);
+	if (g->in && g->sub.mode == SP_MODE_ORDERED && next.seq != g->base.seq + g->sub.dl_seq) {
+		fprintf(stderr, "node %u subgroup %u: bases say seq %llu, delivery reached %llu\n",
+			i, k, (unsigned long long)next.seq,
+			(unsigned long long)(g->base.seq + g->sub.dl_seq));
+		s->fault = -EPROTO;
+	}
+	for (r = 0; r < s->cfg.subgroups[k].nsenders; r++)
+		a->base[r] = next.idx[r];
+	a->seq_base = next.seq;
 	a->base_view = view;
 	nd->vc.row_ver++;
 }
@@ -201,7 +214,6 @@ static int simvc_apply_sg(struct sim *s, u32 i, u32 k, u64 view, sp_mask_t membe
 		g->released = g->sub.dl_descs;
 		sp_sub_release(&g->sub, g->released);
 	} while (n);
-	simvc_bases(nd, i, k, s->cfg.subgroups[k].nsenders, view);
 	simvc_log_view(g, view, members);
 	return 0;
 }
@@ -211,10 +223,13 @@ static int simvc_apply(void *c, u64 view, sp_mask_t members)
 	u32 k;
 	SIMVC(c);
 
-	for (k = 0; k < s->cfg.nsubgroups; k++)
-		if (nd->sg[k].in && nd->sg[k].view_logged != (int)view &&
-		    simvc_apply_sg(s, i, k, view, members))
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		if (nd->areas[i][k].base_view == view)
+			continue;
+		if (nd->sg[k].in && simvc_apply_sg(s, i, k, view, members))
 			break;	/* s->fault says why */
+		simvc_bases(s, i, k, view);
+	}
 	return 0;
 }
 
@@ -248,45 +263,36 @@ static bool simvc_drain(void *c, sp_mask_t next)
 
 /*
  * As spindle_bases_of(): the bases of @view for subgroup @k, mine or (a
- * joiner's) those of a member of it that stays from the view before;
- * -EAGAIN while none has reached me.  *@out NULL when no such member is
- * in the subgroup: numbering starts over.
+ * joiner's) those of any member that stays from the view before, in the
+ * subgroup or not; -EAGAIN while none has reached me.
  */
 static int simvc_bases_of(struct sim *s, u32 i, u32 k, u64 view, sp_mask_t members,
 			  const struct sim_area **out)
 {
 	struct sim_node *nd = &s->node[i];
 	sp_mask_t stay = members & nd->vc.prev_members;
-	bool any = false;
 	u32 m;
 
 	*out = &nd->areas[i][k];
 	if ((*out)->base_view == view)
 		return 0;
 	for (m = 0; m < s->n; m++) {
-		if (m == i || !sp_mask_has(stay, m) || !sim_in(s, k, m))
+		if (m == i || !sp_mask_has(stay, m))
 			continue;
-		any = true;
 		*out = &nd->areas[m][k];
 		if ((*out)->base_view == view)
 			return 0;
 	}
-	*out = NULL;
-	return any ? -EAGAIN : 0;
+	return -EAGAIN;
 }
 
-/* node i's subgroup @k restarts for (@view, @members) from bases @b */
-static void simvc_reset_sg(struct sim *s, u32 i, u32 k, sp_mask_t members,
-			   const struct sim_area *b)
+/* node i's subgroup @k restarts for (@view, @members) */
+static void simvc_reset_sg(struct sim *s, u32 i, u32 k, sp_mask_t members)
 {
 	struct sim_sg *g = &s->node[i].sg[k];
-	u32 r;
 
 	g->to_send += g->pending_n;	/* reserved, never marked: redo */
 	g->pending_n = 0;
-	for (r = 0; r < SIM_MAX_NODES; r++)
-		g->idx_base[r] = b ? b->base[r] : 0;
-	g->seq_base = b ? b->seq_base : 0;
 	if (sim_engine(s, i, k, members))
 		s->fault = -ENOMEM;
 	g->released = 0;
@@ -301,14 +307,21 @@ static int simvc_reset(void *c, u64 view, sp_mask_t members)
 	for (k = 0; k < s->cfg.nsubgroups; k++) {
 		const struct sim_sg *g = &nd->sg[k];
 
-		if (g->in && (g->sub.dl_descs != g->sub.rel_descs ||
-			      simvc_bases_of(s, i, k, view, members, &b[k])))
+		if ((g->in && g->sub.dl_descs != g->sub.rel_descs) ||
+		    simvc_bases_of(s, i, k, view, members, &b[k]))
 			return -EAGAIN;
 	}
 	sim_wipe(s, i);
-	for (k = 0; k < s->cfg.nsubgroups; k++)
-		if (nd->sg[k].in)
-			simvc_reset_sg(s, i, k, members, b[k]);
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		struct sim_sg *g = &nd->sg[k];
+		u32 r;
+
+		for (r = 0; r < s->cfg.subgroups[k].nsenders; r++)
+			g->base.idx[r] = b[k]->base[r];
+		g->base.seq = b[k]->seq_base;
+		if (g->in)
+			simvc_reset_sg(s, i, k, members);
+	}
 	return 0;
 }
 

@@ -46,6 +46,37 @@ TEST(view_configuration_drops_the_departed)
 }
 
 /* The trim as leader @l sees it: min of the survivors' received counts. */
+/*
+ * Where the numbering stands after a view, from its trim alone: each
+ * sender's index goes on after its trim; ordered mode's sequence one past
+ * the last message under the trim, in the round-robin order of the
+ * senders the view had (here 0, 1 and 3: node 2 left in an earlier view).
+ */
+TEST(next_bases_from_the_trim)
+{
+	static struct sim s;
+	struct sp_bases b = { .idx = { 10, 20, 30, 40 }, .seq = 100 };
+	const u64 trim[] = { 3, 2, 0, 1 };
+
+	ASSERT_EQ(sim_init(&s, 4, all4, 4, SP_MODE_ORDERED, 4, 16, 1), 0);
+	sp_sub_next_bases(&s.cfg, 0, 0xb, trim, &b);
+	EXPECT_EQ(b.idx[0], 13);
+	EXPECT_EQ(b.idx[1], 22);
+	EXPECT_EQ(b.idx[2], 30);
+	EXPECT_EQ(b.idx[3], 41);
+	/* ranks 0, 1, 3 are 0, 1, 2 of 3: sender 0's third at 2 * 3 + 0 */
+	EXPECT_EQ(b.seq, 100 + sp_seq(0, 2, 3) + 1);
+	/* an empty trim moves nothing */
+	sp_sub_next_bases(&s.cfg, 0, 0xb, (const u64[4]){ 0 }, &b);
+	EXPECT_EQ(b.seq, 100 + 7);
+	/* unordered: no sequence across senders to go on with */
+	s.cfg.subgroups[0].mode = SP_MODE_UNORDERED;
+	sp_sub_next_bases(&s.cfg, 0, 0xf, trim, &b);
+	EXPECT_EQ(b.idx[0], 16);
+	EXPECT_EQ(b.seq, 107);
+	sim_free(&s);
+}
+
 static void leader_trim(struct sim *s, u32 l, sp_mask_t survivors, u64 *trim)
 {
 	struct sp_sub *sub = &s->node[l].sg[0].sub;
