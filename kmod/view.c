@@ -230,9 +230,11 @@ static void spindle_sub_trim(struct spindle_group *g, struct spindle_subgroup *s
  * Where @view's numbering starts in subgroup @s (sp_sub_next_bases()), in
  * my view area, for members that join: every member publishes them for
  * every subgroup, so a joiner needs only one that stays.  A member of @s
- * has delivered up to the trim by now: its engine must agree.
+ * that stays has delivered exactly up to the trim by now: its engine must
+ * agree (one taken out may have delivered more, alone in @s).
  */
-static void spindle_publish_bases(struct spindle_group *g, u32 s, u64 view)
+static void spindle_publish_bases(struct spindle_group *g, u32 s, u64 view,
+				  sp_mask_t members)
 {
 	struct sp_area_entry *a = spindle_my_area(g, s);
 	struct spindle_subgroup *sub = g->subs[s];
@@ -243,7 +245,8 @@ static void spindle_publish_bases(struct spindle_group *g, u32 s, u64 view)
 	for (r = 0; r < n; r++)
 		trim[r] = le64_to_cpu(a->v[n + r]);
 	sp_sub_next_bases(&g->cfg, s, g->vc.prev_members, trim, &next);
-	WARN_ON_ONCE(sub && sub->eng.mode == SP_MODE_ORDERED &&
+	WARN_ON_ONCE(sub && sp_mask_has(members, g->me) &&
+		     sub->eng.mode == SP_MODE_ORDERED &&
 		     next.seq != g->bases[s].seq + sub->eng.dl_seq);
 	for (r = 0; r < n; r++)
 		a->v[2 * n + r] = cpu_to_le64(next.idx[r]);
@@ -298,7 +301,7 @@ static int spindle_vc_apply(void *ctx, u64 view, sp_mask_t members)
 			/* the record waits for the install: see spindle_vc_install() */
 			sub->view_done = view;
 		}
-		spindle_publish_bases(g, s, view);
+		spindle_publish_bases(g, s, view, members);
 	}
 	return ret;
 }

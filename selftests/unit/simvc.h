@@ -159,10 +159,10 @@ static void simvc_log_view(struct sim_sg *g, u64 view, sp_mask_t members)
 
 /*
  * As spindle_publish_bases(): where @view's numbering starts in subgroup
- * @k, in my view area, computed from the commit alone; a member of @k has
- * delivered up to the trim, and its engine must agree.
+ * @k, in my view area, computed from the commit alone; a member of @k that
+ * stays has delivered exactly up to the trim, and its engine must agree.
  */
-static void simvc_bases(struct sim *s, u32 i, u32 k, u64 view)
+static void simvc_bases(struct sim *s, u32 i, u32 k, u64 view, sp_mask_t members)
 {
 	struct sim_node *nd = &s->node[i];
 	struct sim_sg *g = &nd->sg[k];
@@ -171,7 +171,8 @@ static void simvc_bases(struct sim *s, u32 i, u32 k, u64 view)
 	u32 r;
 
 	sp_sub_next_bases(&s->cfg, k, nd->vc.prev_members, a->trim, &next);
-	if (g->in && g->sub.mode == SP_MODE_ORDERED && next.seq != g->base.seq + g->sub.dl_seq) {
+	if (g->in && sp_mask_has(members, i) && g->sub.mode == SP_MODE_ORDERED &&
+	    next.seq != g->base.seq + g->sub.dl_seq) {
 		fprintf(stderr, "node %u subgroup %u: bases say seq %llu, delivery reached %llu\n",
 			i, k, (unsigned long long)next.seq,
 			(unsigned long long)(g->base.seq + g->sub.dl_seq));
@@ -228,7 +229,7 @@ static int simvc_apply(void *c, u64 view, sp_mask_t members)
 			continue;
 		if (nd->sg[k].in && simvc_apply_sg(s, i, k, view, members))
 			break;	/* s->fault says why */
-		simvc_bases(s, i, k, view);
+		simvc_bases(s, i, k, view, members);
 	}
 	return 0;
 }
