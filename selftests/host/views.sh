@@ -42,6 +42,11 @@
 #   others must take it out again in a view of just them (issue 16 F1:
 #   they suspected only members of the installed view, and waited for its
 #   drained and ready for ever);
+#   a guest that rejoins while subgroup 6 has it and one other, and that
+#   other dies as soon as it saw the join committed, before it said where
+#   subgroup 6's numbering goes on: the joiner must take that from members
+#   outside subgroup 6, and the three left go on in a view of them (issue
+#   16: it waited for the dead one's, and the others for its ready);
 #   a partition of five guests into three and two (the switch puts the
 #   two on a VLAN of their own: vmcluster --partition), once with the
 #   leader among the two, and of seven into four and three: the side with
@@ -131,6 +136,7 @@ member_silent_after_echo:4:8:fault/2/echoed/silent
 member_dies_drained:4:8:fault/3/drained/die
 member_dies_ready:4:8:fault/1/ready/die
 joiner_dies_after_the_commit:3:7:rejoin_fault/drained/die
+joiner_outlives_its_subgroup:3:7:rejoin_other/1/committed/die
 false_suspicion_member3:3:7:suspect partition_two_of_five:3,4:8:partition/5"
 # variations of the above on the protocol's side (the unit fuzz covers them
 # too): every run but one with VIEWS_EXTENDED=0 or VIEWS_SHARD (CI's)
@@ -158,7 +164,8 @@ rejoin_member3 leader_dies_after_proposing member_dies_drained"
 shard1="kill_leader0 hostile_counters_back hostile_nulls rejoin_rows_late
 leader_dies_after_commit member_dies_ready partition_two_of_five"
 shard2="kill_member2_random hostile_row hostile_hdr_torn
-joiner_dies_after_the_commit member_silent_after_echo false_suspicion_member3"
+joiner_dies_after_the_commit member_silent_after_echo false_suspicion_member3
+joiner_outlives_its_subgroup"
 # shards_cover: each scenario of $scenarios in exactly one shard
 shards_cover() {
 	local sc name hits bad=0
@@ -379,6 +386,58 @@ check_rejoin() {	# DIR NODE
 	# subgroup 6: the joiner alone, its numbering from members outside it
 	f=$(grep -vc '^view' "$d/node$x/sg6.rejoin.log" 2>/dev/null)
 	echo "# sg6: node $x delivered ${f:-no} messages on its own after joining"
+	[ "${f:-0}" -gt 0 ] || ok=0
+	[ $ok = 1 ]
+}
+
+# check_joiner_outlives DIR NODE OTHER POINT: OTHER's fault fired at
+# POINT of the change that took NODE back; NODE and the other two went on
+# in one view of the three of them, within the bound; the two old members'
+# logs are identical, NODE received what they delivered from its join on,
+# in their order, and streamed in subgroup 6 (its and OTHER's) alone
+check_joiner_outlives() {
+	local d=$1 x=$2 o=$3 k ok=1 ids last want t f log r= surv=()
+	check_fault "$d" "$o" "$4" || ok=0
+	for k in 0 1 2 3; do
+		[ "$k" != "$o" ] && surv+=("$k")
+	done
+	ids=$(IFS=,; echo "${surv[*]}")
+	for k in "${surv[@]}"; do
+		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
+			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null)"
+			why "$d" "$k"
+			ok=0
+		fi
+		log=sg0.log
+		[ "$k" = "$x" ] && log=sg0.rejoin.log
+		last=$(grep '^view ' "$d/node$k/$log" | tail -n 1)
+		want=$(echo "$last" | cut -d' ' -f2)
+		if [ "${last#view * }" != "$ids" ] || [ "${want:-0}" -lt 4 ]; then
+			echo "# node $k: its last view record is '${last:-none}', not a view 4 or later of $ids"
+			ok=0
+		fi
+		t=$(sed -n "s/.*view $want installed: .* after \([0-9]*\) ms.*/\1/p" "$d/node$k/dmesg.txt" | tail -n 1)
+		echo "# node $k: view ${want:-?} installed ${t:-never} ms after its change began"
+		if [ -z "$t" ] || [ "$t" -gt "$BOUND_MS" ]; then
+			echo "# node $k: not within the bound of $BOUND_MS ms"
+			ok=0
+		fi
+		[ "$k" = "$x" ] && continue
+		if [ -z "$r" ]; then
+			r=$k
+		elif ! cmp -s "$d/node$r/sg0.log" "$d/node$k/sg0.log"; then
+			echo "# subgroup 0: node $k's log differs from node $r's"
+			ok=0
+		fi
+	done
+	if ! cmp -s <(awk '/^view /{s++; next} s>=2' "$d/node$r/sg0.log") \
+		    <(grep -v '^view' "$d/node$x/sg0.rejoin.log"); then
+		echo "# sg0: node $x's deliveries after its join are not node $r's from view 3 on"
+		ok=0
+	fi
+	echo "# sg0: node $x delivered $(grep -vc '^view' "$d/node$x/sg0.rejoin.log") messages after joining"
+	f=$(grep -vc '^view' "$d/node$x/sg6.rejoin.log" 2>/dev/null)
+	echo "# sg6: node $x delivered ${f:-no} messages after joining, member $o gone"
 	[ "${f:-0}" -gt 0 ] || ok=0
 	[ $ok = 1 ]
 }
@@ -625,6 +684,19 @@ for sc in $scenarios; do
 			-- selftests/views-guest $((SECS + 8)) rejoin "$victims" "$at" 0 \
 			"$fpoint" "$faction"
 		judge "$name" check_fault_run "$victims" "$fpoint" "$victims"
+		continue
+	fi
+	if [ "${hmode%%/*}" = rejoin_other ]; then
+		# rejoin_other/OTHER/POINT/ACTION: VICTIMS leaves at AT s and
+		# starts again; OTHER fails at POINT of the change that takes it
+		# back
+		IFS=/ read -r _ fnode fpoint faction <<<"$hmode"
+		echo "# $name: node $victims leaves at $at s and starts again; node $fnode goes $faction once $fpoint in the join"
+		d=$OUT/$name
+		vmcluster_again "$d.log" -n 4 --timeout $((SECS + 8 + SLACK)) --out "$d" \
+			-- selftests/views-guest $((SECS + 8)) rejoin "$victims" "$at" 0 \
+			"$fpoint" "$faction" "$fnode"
+		judge "$name" check_joiner_outlives "$d" "$victims" "$fnode" "$fpoint"
 		continue
 	fi
 	if [ "$hmode" = rejoin ]; then
