@@ -392,14 +392,15 @@ check_rejoin() {	# DIR NODE
 
 # check_joiner_outlives DIR NODE OTHER POINT: OTHER's fault fired at
 # POINT of the change that took NODE back; NODE and the other two went on
-# in one view of the three of them, within the bound; the two old members'
-# logs are identical, NODE received what they delivered from its join on,
-# in their order, and streamed in subgroup 6 (its and OTHER's) alone
+# in one view of the three of them, within the bound (NODE's kernel says
+# so: its reader may start after the record); the two old members' logs
+# are identical, NODE received what they delivered from its join on, in
+# their order, and streamed in subgroup 6 (its and OTHER's) alone
 check_joiner_outlives() {
-	local d=$1 x=$2 o=$3 k ok=1 ids last want t f log r= surv=()
+	local d=$1 x=$2 o=$3 k ok=1 ids last want t f r= mask=0 surv=()
 	check_fault "$d" "$o" "$4" || ok=0
 	for k in 0 1 2 3; do
-		[ "$k" != "$o" ] && surv+=("$k")
+		[ "$k" != "$o" ] && surv+=("$k") && mask=$((mask | 1 << k))
 	done
 	ids=$(IFS=,; echo "${surv[*]}")
 	for k in "${surv[@]}"; do
@@ -408,13 +409,21 @@ check_joiner_outlives() {
 			why "$d" "$k"
 			ok=0
 		fi
-		log=sg0.log
-		[ "$k" = "$x" ] && log=sg0.rejoin.log
-		last=$(grep '^view ' "$d/node$k/$log" | tail -n 1)
-		want=$(echo "$last" | cut -d' ' -f2)
-		if [ "${last#view * }" != "$ids" ] || [ "${want:-0}" -lt 4 ]; then
-			echo "# node $k: its last view record is '${last:-none}', not a view 4 or later of $ids"
-			ok=0
+		if [ "$k" = "$x" ]; then
+			last=$(sed -n 's/.*view \([0-9]*\) installed: members \(0x[0-9a-f]*\),.*/view \1 \2/p' \
+				"$d/node$k/dmesg.txt" | tail -n 1)
+			want=$(echo "$last" | cut -d' ' -f2)
+			if [ "${last#view * }" != "$(printf '%#x' $mask)" ] || [ "${want:-0}" -lt 4 ]; then
+				echo "# node $k: the last view its kernel installed is '${last:-none}', not a view 4 or later of $ids"
+				ok=0
+			fi
+		else
+			last=$(grep '^view ' "$d/node$k/sg0.log" | tail -n 1)
+			want=$(echo "$last" | cut -d' ' -f2)
+			if [ "${last#view * }" != "$ids" ] || [ "${want:-0}" -lt 4 ]; then
+				echo "# node $k: its last view record is '${last:-none}', not a view 4 or later of $ids"
+				ok=0
+			fi
 		fi
 		t=$(sed -n "s/.*view $want installed: .* after \([0-9]*\) ms.*/\1/p" "$d/node$k/dmesg.txt" | tail -n 1)
 		echo "# node $k: view ${want:-?} installed ${t:-never} ms after its change began"
