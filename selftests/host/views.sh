@@ -239,6 +239,14 @@ seg() {
 	awk -v k="$2" '/^view /{s++; next} s==k' "$1"
 }
 
+# exited_ok DIR K: node K's command exited 0; if not, say so and why
+exited_ok() {
+	[ "$(cat "$1/node$2/.rc" 2>/dev/null)" = 0 ] && return 0
+	echo "# node $2: exit $(cat "$1/node$2/.rc" 2>/dev/null)"
+	why "$1" "$2"
+	return 1
+}
+
 check_survivors() {	# DIR VICTIMS...
 	local d=$1 k v ok=1 ref5= ids= t s0 s f got last want
 	shift
@@ -249,11 +257,7 @@ check_survivors() {	# DIR VICTIMS...
 	done
 	ids=$(IFS=,; echo "${surv[*]}")
 	for k in "${surv[@]}"; do
-		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
-			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null)"
-			why "$d" "$k"
-			ok=0
-		fi
+		exited_ok "$d" "$k" || ok=0
 		# one failure: the one record 'view 2 SURVIVORS'; a fault
 		# inside a change (FINAL_VIEW=any): the last record names the
 		# survivors, in the same view everywhere
@@ -320,11 +324,7 @@ check_survivors() {	# DIR VICTIMS...
 check_no_change() {
 	local d=$1 x=$2 k ok=1 line
 	for k in $(seq 0 $((NODES - 1))); do
-		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
-			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null)"
-			why "$d" "$k"
-			ok=0
-		fi
+		exited_ok "$d" "$k" || ok=0
 		line=$(grep -m1 'lost\|view 1 ends' "$d/node$k/dmesg.txt")
 		if [ -n "$line" ]; then
 			echo "# node $k: $line"
@@ -353,11 +353,7 @@ check_rejoin() {	# DIR NODE
 	local d=$1 x=$2 k ok=1 f r t t2 ids surv=()
 	for k in 0 1 2 3; do
 		[ "$k" != "$x" ] && surv+=("$k")
-		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
-			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null)"
-			why "$d" "$k"
-			ok=0
-		fi
+		exited_ok "$d" "$k" || ok=0
 	done
 	ids=$(IFS=,; echo "${surv[*]}")
 	for k in "${surv[@]}"; do
@@ -417,11 +413,7 @@ check_joiner_outlives() {
 	done
 	ids=$(IFS=,; echo "${surv[*]}")
 	for k in "${surv[@]}"; do
-		if [ "$(cat "$d/node$k/.rc" 2>/dev/null)" != 0 ]; then
-			echo "# node $k: exit $(cat "$d/node$k/.rc" 2>/dev/null)"
-			why "$d" "$k"
-			ok=0
-		fi
+		exited_ok "$d" "$k" || ok=0
 		if [ "$k" = "$x" ]; then
 			last=$(sed -n 's/.*view \([0-9]*\) installed: members \(0x[0-9a-f]*\),.*/view \1 \2/p' \
 				"$d/node$k/dmesg.txt" | tail -n 1)
