@@ -15,7 +15,11 @@
  *           as the peers see a host that crashed;
  *   stall MS  silent for MS milliseconds, then it goes on as if nothing
  *           happened: a live member that stopped long enough to be
- *           suspected (a false suspicion: "now stall 6000").
+ *           suspected (a false suspicion: "now stall 6000");
+ *   short   (proposed only) a faulty leader: the trim it proposes is half
+ *           the right one, short of what its followers delivered, who
+ *           must refuse it; otherwise it goes on.  It fires as it
+ *           proposes, before the proposal is posted.
  * The fault fires on the predicate pass after the point was reached, so
  * that what the point wrote (a proposal, an echo, a commit) was posted
  * first.  It fires once; "off" disarms one that has not fired.  Reading
@@ -45,7 +49,7 @@
 
 static char *fault_new_groups;
 module_param(fault_new_groups, charp, 0644);
-MODULE_PARM_DESC(fault_new_groups, "Testing only: arm this phase-exact fault (\"POINT silent|die|stall MS\") in every group brought up from now on");
+MODULE_PARM_DESC(fault_new_groups, "Testing only: arm this phase-exact fault (\"POINT silent|die|short|stall MS\") in every group brought up from now on");
 
 static const char *const spindle_fault_points[SPINDLE_FAULT_NPOINTS] = {
 	[SPINDLE_FAULT_OFF] = "off",
@@ -63,6 +67,7 @@ static const char *const spindle_fault_actions[SPINDLE_FAULT_NACTIONS] = {
 	[SPINDLE_FAULT_SILENT] = "silent",
 	[SPINDLE_FAULT_DIE] = "die",
 	[SPINDLE_FAULT_STALL] = "stall",
+	[SPINDLE_FAULT_SHORT] = "short",
 };
 
 /**
@@ -79,6 +84,27 @@ void spindle_fault_reached(struct spindle_group *g, enum spindle_fault_point p)
 	/* pairs with the release in spindle_fault_write() */
 	if (smp_load_acquire(&f->point) == p && !f->fired)
 		f->reached = true;
+}
+
+/**
+ * spindle_fault_short_trim - should the trim just proposed be cut short?
+ * @g: group, right after spindle_fault_reached(g, SPINDLE_FAULT_PROPOSED)
+ *
+ * Context: the predicate thread.
+ * Return: true once, if "proposed short" is armed: it fired.
+ */
+bool spindle_fault_short_trim(struct spindle_group *g)
+{
+	struct spindle_fault *f = &g->fault;
+
+	if (!f->reached || f->action != SPINDLE_FAULT_SHORT)
+		return false;
+	f->reached = false;	/* it goes on: never again */
+	f->fired_at = ktime_get_ns();
+	WRITE_ONCE(f->fired, true);
+	pr_warn("group %u: fault injection: member %u goes short at %s (view %llu, phase %d)\n",
+		g->id, g->cfg.self_id, spindle_fault_points[f->point], g->vc.view, g->vc.phase);
+	return true;
 }
 
 /**
@@ -171,6 +197,8 @@ static int spindle_fault_parse(char *buf, u32 *point, u32 *action, u32 *stall_ms
 	if (i < 0)
 		return -EINVAL;
 	*action = i;
+	if (i == SPINDLE_FAULT_SHORT && *point != SPINDLE_FAULT_PROPOSED)
+		return -EINVAL;	/* only a proposal has a trim to cut */
 	if (i != SPINDLE_FAULT_STALL)
 		return ms && *skip_spaces(ms) ? -EINVAL : 0;
 	if (!ms || kstrtou32(skip_spaces(ms), 10, stall_ms) ||
@@ -195,7 +223,7 @@ void spindle_fault_init(struct spindle_group *g)
 	if (!*strim(buf))
 		return;
 	if (spindle_fault_parse(buf, &point, &action, &stall_ms)) {
-		pr_warn("group %u: fault_new_groups: want \"POINT silent|die|stall MS\" or \"off\"\n",
+		pr_warn("group %u: fault_new_groups: want \"POINT silent|die|short|stall MS\" or \"off\"\n",
 			g->id);
 		return;
 	}
@@ -228,7 +256,7 @@ static ssize_t spindle_fault_write(struct file *file, const char __user *ubuf,
 	buf[len] = '\0';
 	ret = spindle_fault_parse(buf, &point, &action, &stall_ms);
 	if (ret) {
-		pr_warn("group %u: fault: want \"POINT silent|die|stall MS\" or \"off\"\n",
+		pr_warn("group %u: fault: want \"POINT silent|die|short|stall MS\" or \"off\"\n",
 			g->id);
 		return ret;
 	}

@@ -30,6 +30,7 @@ enum spindle_fault_action {
 	SPINDLE_FAULT_SILENT,		/* nothing more leaves it */
 	SPINDLE_FAULT_DIE,		/* silent, then its connections drop */
 	SPINDLE_FAULT_STALL,		/* silent for stall_ms, then goes on */
+	SPINDLE_FAULT_SHORT,		/* proposed: halve the trim (a faulty leader) */
 	SPINDLE_FAULT_NACTIONS,
 };
 
@@ -65,6 +66,7 @@ u64 spindle_fault_row_hold_ns(void);
 
 void spindle_fault_init(struct spindle_group *g);
 void spindle_fault_reached(struct spindle_group *g, enum spindle_fault_point p);
+bool spindle_fault_short_trim(struct spindle_group *g);
 bool spindle_fault_pass(struct spindle_group *g, u64 now);
 void spindle_fault_debugfs(struct spindle_group *g, struct dentry *dir);
 #else	/* built without the test hooks (SPINDLE_TESTING=n): none of it */
@@ -78,6 +80,7 @@ static inline u64 spindle_fault_row_hold_ns(void) { return 0; }
 static inline void spindle_fault_init(struct spindle_group *g) { }
 static inline void spindle_fault_reached(struct spindle_group *g,
 					 enum spindle_fault_point p) { }
+static inline bool spindle_fault_short_trim(struct spindle_group *g) { return false; }
 static inline bool spindle_fault_pass(struct spindle_group *g, u64 now) { return false; }
 static inline void spindle_fault_debugfs(struct spindle_group *g, struct dentry *dir) { }
 #endif

@@ -139,6 +139,20 @@ static void *spindle_row_of(struct spindle_group *g, u32 m)
 	return m == g->me ? g->out_meta->vaddr : g->row_copy[m];
 }
 
+/* Testing only ("proposed short", fault.c): my trims, halved. */
+static void spindle_halve_trims(struct spindle_group *g)
+{
+	u32 s, r;
+
+	for (s = 0; s < g->cfg.nsubgroups; s++) {
+		struct sp_area_entry *mine = spindle_my_area(g, s);
+		u32 n = g->cfg.subgroups[s].nsenders;
+
+		for (r = 0; r < n; r++)
+			mine->v[n + r] = cpu_to_le64(le64_to_cpu(mine->v[n + r]) / 2);
+	}
+}
+
 static int spindle_vc_propose(void *ctx, sp_mask_t survivors, u64 view, u64 term)
 {
 	struct spindle_group *g = ctx;
@@ -175,31 +189,56 @@ static int spindle_vc_propose(void *ctx, sp_mask_t survivors, u64 view, u64 term
 	pr_info("group %u: proposing view %llu (term %llu) of %#llx\n", g->id,
 		view, term, survivors);
 	spindle_fault_reached(g, SPINDLE_FAULT_PROPOSED);
+	if (spindle_fault_short_trim(g))
+		spindle_halve_trims(g);
 	return 0;
 }
 
-static int spindle_vc_adopt(void *ctx, u32 from, u64 view, u64 term, u64 my_term)
+/*
+ * Is @a's trim of @sub one I can deliver?  Not more than I received, and,
+ * if I stay (@stay), not short of what I delivered: a correct leader's trim
+ * is the survivors' least received count, and nobody delivers a message
+ * before every member received it.  (One that goes may have delivered more,
+ * alone in a subgroup no survivor is in: the trim of nobody's is empty.)
+ */
+static bool spindle_trim_ok(struct spindle_group *g, struct spindle_subgroup *sub,
+			    const struct sp_area_entry *a, bool stay, u32 from)
+{
+	u32 n = g->cfg.subgroups[sub->index].nsenders, r;
+
+	for (r = 0; r < sub->eng.nsenders; r++) {
+		u64 t = le64_to_cpu(a->v[n + sub->cfg_rank[r]]);
+		const char *what;
+
+		if (t > sub->eng.rx[r].received)
+			what = "more than we received";
+		else if (stay && t < sub->eng.rx[r].dl_idx)
+			what = "short of what we delivered";
+		else
+			continue;
+		pr_warn("group %u subgroup %u: member %u proposes a trim %s (sender %u: %llu)\n",
+			g->id, sub->id, g->cfg.members[from].id, what, r, t);
+		return false;
+	}
+	return true;
+}
+
+static int spindle_vc_adopt(void *ctx, u32 from, u64 view, u64 term, u64 my_term,
+			    sp_mask_t members)
 {
 	struct spindle_group *g = ctx;
 	void *row = spindle_row_of(g, from);
+	bool stay = sp_mask_has(members, g->me);
 	u32 s, r;
 
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct sp_area_entry *a = spindle_area(g, row, s);
 		struct spindle_subgroup *sub = g->subs[s];
-		u32 n = g->cfg.subgroups[s].nsenders;
 
 		if (le64_to_cpu(a->trim_view) != view || le64_to_cpu(a->trim_term) != term)
 			return -EAGAIN;
-		for (r = 0; sub && r < sub->eng.nsenders; r++) {
-			u64 t = le64_to_cpu(a->v[n + sub->cfg_rank[r]]);
-
-			if (t > sub->eng.rx[r].received) {
-				pr_warn("group %u subgroup %u: member %u proposes a trim we cannot deliver\n",
-					g->id, sub->id, g->cfg.members[from].id);
-				return -EPROTO;
-			}
-		}
+		if (sub && !spindle_trim_ok(g, sub, a, stay, from))
+			return -EPROTO;
 	}
 	for (s = 0; s < g->cfg.nsubgroups; s++) {
 		struct sp_area_entry *a = spindle_area(g, row, s);
@@ -230,10 +269,9 @@ static void spindle_sub_trim(struct spindle_group *g, struct spindle_subgroup *s
  * Where @view's numbering starts in subgroup @s (sp_sub_next_bases()), in
  * my view area, for members that join: every member publishes them for
  * every subgroup, so a joiner needs only one that stays.  A member of @s
- * that stays has delivered exactly up to the trim by now, so its engine
- * agrees, unless the leader proposed a trim short of what it delivered (one
- * taken out may have, alone in @s; any other such leader is faulty): said,
- * not trusted to be impossible.
+ * that stays has delivered exactly up to the trim by now (it refused a trim
+ * short of its delivery: spindle_trim_ok()), so its engine agrees: said if
+ * not, rather than trusted.
  */
 static void spindle_publish_bases(struct spindle_group *g, u32 s, u64 view,
 				  sp_mask_t members)

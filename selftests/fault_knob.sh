@@ -34,13 +34,13 @@ bad=0
 dmesg -C
 for s in " " "soon die" "now" "now explode" "now silent 5" "now stall" \
 	 "now stall 0" "now stall 600001" "now stall -1" "now stall 12x" \
-	 "off now" "drained die die"; do
+	 "off now" "drained die die" "echoed short" "proposed short 5"; do
 	r=$(arm "$s")
 	ktap_diag "'$s': $r"
 	[ "$r" = "Invalid argument" ] || bad=1
 done
 ktap_check "bad_input_is_einval" test $bad = 0
-ktap_check "bad_input_is_logged" sh -c "[ \$(dmesg | grep -c 'group 73: fault: want') = 12 ]"
+ktap_check "bad_input_is_logged" sh -c "[ \$(dmesg | grep -c 'group 73: fault: want') = 14 ]"
 ktap_check "nothing_armed_by_bad_input" grep -qx off "$F"
 
 # a one-member group has no view change: a good fault is refused too

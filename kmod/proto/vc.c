@@ -248,7 +248,7 @@ static int sp_vc_lead(struct sp_vc *vc, struct sp_row_hdr *mine,
 		term = sp_vc_new_term(vc, mine, rows);
 		if (best >= 0) {
 			members = row_field(&row_of(vc, mine, rows, best)->echo_members);
-			ret = ops->adopt_trim(ctx, best, next, best_term, term);
+			ret = ops->adopt_trim(ctx, best, next, best_term, term, members);
 		} else {
 			members = alive | vc->joins;
 			if (!sp_view_has_majority(vc->members, members,
@@ -302,7 +302,8 @@ static int sp_vc_follow(struct sp_vc *vc, struct sp_row_hdr *mine,
 		/* final: hold exactly the committed trim, then commit too */
 		term = row_field(&r->commit_term);
 		if (row_field(&mine->echo_term) != term || row_field(&mine->echo_view) != next) {
-			ret = ops->adopt_trim(ctx, m, next, term, term);
+			ret = ops->adopt_trim(ctx, m, next, term, term,
+					      row_field(&r->commit_members));
 			if (ret == -EAGAIN)
 				return 0;
 			if (ret)
@@ -324,7 +325,8 @@ static int sp_vc_follow(struct sp_vc *vc, struct sp_row_hdr *mine,
 	term = row_field(&rows[leader].prop_term);
 	if (row_field(&mine->echo_view) == next && row_field(&mine->echo_term) == term)
 		return 0;
-	ret = ops->adopt_trim(ctx, leader, next, term, term);
+	ret = ops->adopt_trim(ctx, leader, next, term, term,
+			      row_field(&rows[leader].prop_members));
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret) {

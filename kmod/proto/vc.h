@@ -55,11 +55,13 @@ struct sp_vc_ops {
 	void (*wedge)(void *ctx);
 	/* put in my blocks the trim over @survivors, for (@view, @term) */
 	int (*propose_trim)(void *ctx, sp_mask_t survivors, u64 view, u64 term);
-	/* copy member @from's trim for (@view, @term) into my blocks, tagged
-	 * (@view, @my_term): 0, -EAGAIN (not there yet) or -EPROTO (not
-	 * deliverable here)
+	/* copy member @from's trim for (@view, @term), a view of @members,
+	 * into my blocks, tagged (@view, @my_term): 0, -EAGAIN (not there
+	 * yet) or -EPROTO (more than I received, or, if I am in @members,
+	 * short of what I delivered: a faulty proposer)
 	 */
-	int (*adopt_trim)(void *ctx, u32 from, u64 view, u64 term, u64 my_term);
+	int (*adopt_trim)(void *ctx, u32 from, u64 view, u64 term, u64 my_term,
+			  sp_mask_t members);
 	/* deliver up to the trim in my blocks, then the view record of (@view,
 	 * @members): 0 when done, -EAGAIN to be called again
 	 */

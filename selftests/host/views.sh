@@ -34,9 +34,12 @@
 #   through debugfs): the leader dies right after it proposed, or right
 #   after it committed; a member goes silent right after it echoed the
 #   proposal (its connections stay up: only its heartbeat tells), dies once
-#   it drained, or once it is ready: the three left must install a view of
-#   just them, with the same checks as for a kill (their logs may hold a
-#   view record of the committed change in between);
+#   it drained, or once it is ready; or the leader is faulty: it proposes
+#   half the trim, short of what its followers delivered (the fault
+#   "proposed short"), and they must refuse it and take it out: the three
+#   left must install a view of just them, with the same checks as for a
+#   kill (their logs may hold a view record of the committed change in
+#   between);
 #   a guest that rejoins (as above) and dies again once its join is
 #   committed (the fault "drained die" armed in its new incarnation): the
 #   others must take it out again in a view of just them (issue 16 F1:
@@ -148,6 +151,7 @@ leader_dies_after_commit:4:8:fault/0/committed/die
 member_silent_after_echo:4:8:fault/2/echoed/silent
 member_dies_drained:4:8:fault/3/drained/die
 member_dies_ready:4:8:fault/1/ready/die
+leader_short_trim:4:8:fault/0/proposed/short
 joiner_dies_after_the_commit:3:7:rejoin_fault/drained/die
 joiner_outlives_its_subgroup:3:7:rejoin_other/1/committed/die
 false_suspicion_member3:3:7:suspect partition_two_of_five:3,4:8:partition/5"
@@ -173,7 +177,8 @@ leader_dies_ready:4:8:fault/0/ready/die"
 # of change.  `make check-views` and the debug lanes run every scenario,
 # the extended ones too, on every kernel.
 shard0="kill_member3 kill_two_of_four hostile_lengths hostile_foreign_key
-rejoin_member3 leader_dies_after_proposing member_dies_drained"
+rejoin_member3 leader_dies_after_proposing member_dies_drained
+leader_short_trim"
 shard1="kill_leader0 hostile_counters_back hostile_nulls rejoin_rows_late
 leader_dies_after_commit member_dies_ready partition_two_of_five"
 shard2="kill_member2_random hostile_row hostile_hdr_torn

@@ -95,6 +95,9 @@ static int simvc_propose(void *c, sp_mask_t survivors, u64 view, u64 term)
 		}
 		for (r = 0; r < n; r++)
 			mine->trim[r] = any ? trim[r] : 0;
+		if (s->short_trim == i + 1)	/* a faulty leader: half of it */
+			for (r = 0; r < n; r++)
+				mine->trim[r] /= 2;
 		mine->trim_view = view;
 		mine->trim_term = term;
 	}
@@ -114,8 +117,21 @@ static bool simvc_beyond(struct sim *s, u32 i, u32 k, const struct sim_area *a)
 	return false;
 }
 
+/* Is @from's trim of subgroup @k short of what I delivered?  (It is faulty.) */
+static bool simvc_short(struct sim *s, u32 i, u32 k, const struct sim_area *a)
+{
+	const struct sim_sg *g = &s->node[i].sg[k];
+	u32 r;
+
+	for (r = 0; g->in && r < g->sub.nsenders; r++)
+		if (a->trim[g->cfg_rank[r]] < g->sub.rx[r].dl_idx)
+			return true;
+	return false;
+}
+
 /* As spindle_vc_adopt(): every subgroup's trim from @from's view area. */
-static int simvc_adopt(void *c, u32 from, u64 view, u64 term, u64 my_term)
+static int simvc_adopt(void *c, u32 from, u64 view, u64 term, u64 my_term,
+		       sp_mask_t members)
 {
 	u32 k;
 	SIMVC(c);
@@ -125,10 +141,12 @@ static int simvc_adopt(void *c, u32 from, u64 view, u64 term, u64 my_term)
 
 		if (a->trim_view != view || a->trim_term != term)
 			return -EAGAIN;
-		if (simvc_beyond(s, i, k, a)) {
+		if (simvc_beyond(s, i, k, a) ||
+		    (sp_mask_has(members, i) && simvc_short(s, i, k, a))) {
 			if (simvc_trace())
-				fprintf(stderr, "node %u: node %u's trim of subgroup %u is more than it has\n",
+				fprintf(stderr, "node %u: node %u's trim of subgroup %u is not deliverable\n",
 					i, from, k);
+			s->refused++;
 			return -EPROTO;
 		}
 	}

@@ -226,6 +226,45 @@ TEST(false_suspicion_of_the_leader_after_an_echo)
 	}
 }
 
+/*
+ * A faulty leader proposes half of the trim: short of what its followers
+ * delivered.  They must refuse it (a view record after that trim would
+ * take back deliveries), suspect the leader and go on under the next one:
+ * five members, 4 killed, leader 0 faulty; view 2 is 1, 2 and 3.
+ */
+TEST(faulty_leader_short_trim_is_refused)
+{
+	static struct sim s;
+	u64 seed;
+	long r;
+	u32 i;
+
+	for (seed = 1; seed <= SEEDS; seed++) {
+		start(&s, 5, seed, 300);
+		s.short_trim = 0 + 1;
+		ASSERT_GE(sim_run(&s, 400 + (long)(seed * 13 % 200)), 0);
+		sim_kill(&s, 4);
+		s.node[2].vc.local_suspects |= 1ULL << 4;
+		r = sim_run(&s, 400000);
+		if (r < 0)
+			TH_LOG("seed %llu: fault %d", (unsigned long long)seed, s.fault);
+		ASSERT_GE(r, 0);
+		ASSERT_GT(s.refused, 0);
+		for (i = 1; i <= 3; i++) {
+			struct sim_node *nd = &s.node[i];
+
+			ASSERT_FALSE(nd->failed);
+			ASSERT_EQ(nd->vc.phase, SP_VC_NORMAL);
+			ASSERT_EQ(nd->vc.view, 2);
+			ASSERT_EQ(nd->vc.members, 0xe);		/* 1, 2, 3 */
+			ASSERT_EQ(same_log(&s.node[1], nd, 0), 0);
+		}
+		ASSERT_GE(view_at(&s.node[1], 2), 0);
+		ASSERT_EQ(same_log(&s.node[1], &s.node[4], 1), 0);
+		sim_free(&s);
+	}
+}
+
 /* Two of four die: no majority, the other two stop, agreeing so far. */
 TEST(minority_stops)
 {
