@@ -59,6 +59,9 @@
 #   after it proposed (five guests): the three left install their view;
 #   the leader dies as soon as it wedged in the change a kill started
 #   (five guests): the three left install their view;
+#   a guest that rejoins and dies as soon as it asked to join (the fault
+#   "joining die" in its new incarnation): the others must go on without
+#   it, whether or not they had begun the change that takes it in;
 #   a false suspicion: a live guest stops (the fault "now stall") for
 #   twice suspect_ms with its connections up; the others take it out in
 #   view 2; when it goes on it must find itself out (its streams end with
@@ -161,7 +164,8 @@ extended="false_suspicion_leader0:0:7:suspect
 partition_leader_in_minority:0,1:8:partition/5
 partition_three_of_seven:4,5,6:8:partition/7
 leader_cascade:0:8:fault/1/proposed/die
-leader_dies_wedged:4:8:fault/0/wedged/die"
+leader_dies_wedged:4:8:fault/0/wedged/die
+joiner_dies_joining:3:7:rejoin_fault/joining/die"
 # only when VIEWS_ONLY names them: the stall (above), and the leader dying
 # at the two phases no other scenario covers, drained and ready (issue 16;
 # extended once they have passed on every lane)

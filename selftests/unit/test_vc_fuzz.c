@@ -747,6 +747,9 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 		bad = "the live members never settled in one view";
 	if (!bad)
 		bad = fuzz_check(f);
+	/* every leader here is correct: none of its trims may be refused */
+	if (!bad && s->refused)
+		bad = "a correct leader's trim was refused";
 	if (bad) {
 		TH_LOG("%s (round %ld): %s", f->what, f->round, bad);
 		fuzz_dump(f);
