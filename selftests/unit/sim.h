@@ -135,7 +135,7 @@ struct sim {
 	int max_batch;		/* producer batch */
 	int views;		/* nodes run the view change */
 	u32 short_trim;		/* node + 1 that proposes half the trim (0: none) */
-	u32 refused;		/* trims refused as not deliverable */
+	u32 refused;		/* trims refused by a member that stays */
 	u8 cut[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b are lost */
 };
 

@@ -146,7 +146,8 @@ static int simvc_adopt(void *c, u32 from, u64 view, u64 term, u64 my_term,
 			if (simvc_trace())
 				fprintf(stderr, "node %u: node %u's trim of subgroup %u is not deliverable\n",
 					i, from, k);
-			s->refused++;
+			if (sp_mask_has(members, i))
+				s->refused++;	/* one that stays: never, if @from is correct */
 			return -EPROTO;
 		}
 	}
