@@ -65,7 +65,7 @@ LIBSPINDLE_PIC := $(patsubst userspace/lib/%.c,$(LIB)/%.pic.o,$(LIBSPINDLE_SRCS)
 BENCH_COMMON := userspace/bench/common.c userspace/bench/common.h
 TOOLS := $(BIN)/spindlectl $(BIN)/spindle-bw $(BIN)/spindle-lat $(BIN)/spindle-counter
 
-.PHONY: all module modules userspace selftests unit check check-debug check-views check-loss clean help print-kdir \
+.PHONY: all module modules userspace selftests unit check check-debug check-views check-loss sim-scale clean help print-kdir \
 	print-ko lint bench install uninstall stress-views fuzz-views unit-bins siw
 
 all: module userspace selftests
@@ -122,11 +122,20 @@ $(ST)/%: selftests/guest/%.c selftests/guest/guest.h selftests/ktap.h uapi/linux
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
 
-unit-bins: $(UNIT_BINS)
+unit-bins: $(UNIT_BINS) $(UNIT)/sim_scale
 
 $(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SRCS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
+
+# what a delivered message costs against the group size (2-32 members), in
+# the simulation: a benchmark that prints its counts, not a test
+$(UNIT)/sim_scale: selftests/unit/sim_scale.c selftests/unit/*.h $(PROTO_HDRS) $(PROTO_SRCS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
+
+sim-scale: $(UNIT)/sim_scale
+	$(UNIT)/sim_scale $(MESSAGES) $(SEEDS)
 
 # libspindle over memory: the library's sources, not the core's
 $(UNIT)/test_libspindle: selftests/unit/test_libspindle.c selftests/ktap.h $(LIBSPINDLE_SRCS) $(LIBSPINDLE_HDRS)

@@ -34,7 +34,9 @@
 #include "../../kmod/proto/view.h"
 #include "../../kmod/proto/vc.h"
 
+#ifndef SIM_MAX_NODES		/* sim_scale.c runs up to 32 */
 #define SIM_MAX_NODES 8
+#endif
 #define SIM_MAX_SUBS 3
 #define SIM_QCAP 1024
 #define SIM_WR_ROW 100		/* a row header write, its view area with it */
@@ -113,6 +115,7 @@ struct sim_node {
 	int dead;		/* killed: no passes, no writes in or out */
 	int frozen;		/* stalled: no passes, its NIC works on */
 	u64 writes;		/* writes this node posted */
+	u64 passes, busy;	/* predicate passes; those that did something */
 	/* views */
 	struct sp_vc vc;
 	struct sp_row_hdr rows[SIM_MAX_NODES];	/* mine at [me], copies */
@@ -137,6 +140,8 @@ struct sim {
 	u32 short_trim;		/* node + 1 that proposes half the trim (0: none) */
 	u32 refused;		/* trims refused by a member that stays */
 	u8 cut[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b are lost */
+	u64 posted[SP_WR_BLOCK + 1];	/* engine writes, by enum sp_wr_kind */
+	u64 posted_bytes[SP_WR_BLOCK + 1];
 };
 
 /* xorshift64: the next number of the stream whose state is *@x */
@@ -393,6 +398,10 @@ static inline void sim_post(struct sim *s, u32 a, u32 b, u32 k, int kind, u64 of
 	}
 	q->tail++;
 	s->node[a].writes++;
+	if (kind >= 0 && kind <= SP_WR_BLOCK) {
+		s->posted[kind]++;
+		s->posted_bytes[kind] += len;
+	}
 }
 
 /* node a's row header and view area, to b */
@@ -772,6 +781,8 @@ static inline int sim_thread_pass(struct sim *s, u32 i)
 	if (s->node[i].failed)
 		return s->views ? sim_vc_push(s, i) : 0;
 	work = sp_group_pass(&sim_group_ops, &t, s->cfg.nsubgroups);
+	s->node[i].passes++;
+	s->node[i].busy += work > 0;
 	return s->fault ? s->fault : work;
 }
 
