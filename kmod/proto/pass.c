@@ -69,6 +69,17 @@ static u32 sp_pass_queue(struct sp_sub *e, const struct sp_pass_ops *o,
 	return queued;
 }
 
+/* Does any member lack something of mine (sp_pass_queue() would emit)? */
+static bool sp_pass_owes(struct sp_sub *e)
+{
+	u32 m;
+
+	for (m = 0; m < e->nmembers; m++)
+		if (m != e->me && sp_sub_has_output(e, m))
+			return true;
+	return false;
+}
+
 /*
  * One step of a turn.  Spindle's (@flags without SP_PASS_STEPWISE): each
  * predicate takes everything there is, and the writes are queued at the
@@ -110,8 +121,18 @@ static int sp_pass_step(struct sp_sub *e, const struct sp_pass_ops *o,
 			o->unlock(ctx);
 		}
 	}
-	if (!now)
+	/*
+	 * Whatever is still owed: Spindle queues everything here; the
+	 * baseline only what found no room in a send queue when its step
+	 * moved (nothing else may move again to send it).
+	 */
+	if (!now) {
 		work += (int)sp_pass_queue(e, o, ctx, false);
+	} else if (sp_pass_owes(e)) {
+		o->lock(ctx);
+		work += (int)sp_pass_queue(e, o, ctx, true);
+		o->unlock(ctx);
+	}
 	return work;
 }
 

@@ -18,6 +18,7 @@ struct rec {
 	int kinds[64];		/* SP_WR_* of each queued write */
 	u32 nkinds;
 	u32 max_deliver;	/* the largest @max deliver was called with */
+	u32 room;		/* 0, or the send queue room writes() reports */
 };
 
 static void rec_ev(void *ctx, char c)
@@ -122,7 +123,9 @@ static u32 rec_deliver(void *ctx, u32 max)
 
 static u32 rec_writes(void *ctx, u32 m)
 {
-	return sim_turn_writes(&((struct rec *)ctx)->t, m);
+	struct rec *r = ctx;
+
+	return r->room ? r->room : sim_turn_writes(&r->t, m);
 }
 
 static bool rec_block_ok(void *ctx, u32 m)
@@ -305,6 +308,37 @@ TEST(baseline_turn_posts_each_step_under_the_lock)
 		}
 	}
 	EXPECT_FALSE(unposted);
+	if (_t->failed)
+		TH_LOG("turn: %s", r.ev);
+	sim_free(&s);
+}
+
+/*
+ * The baseline queues a step's writes as the step moves.  A message whose
+ * writes found no room in the send queue then (payload, header and the
+ * block that announces them go together) must go out on a later pass that
+ * has room, though nothing else moves: it waited for ever, the peer with it
+ * (seen in sim_scale: two members, one message each, seed 2).
+ */
+TEST(baseline_sends_later_what_found_no_room)
+{
+	static struct sim s;
+	struct rec r = { 0 };
+	struct sp_sub *e = &s.node[0].sg[0].sub;
+
+	two_nodes_flags(_t, &s, &r, 1, SP_GROUP_BASELINE);
+	if (_t->failed)
+		return;
+	r.room = 1;
+	EXPECT_GT(sp_sub_pass(e, &rec_ops, &r, SP_PASS_STEPWISE), 0);
+	EXPECT_EQ(e->hdr_pub, 1);
+	EXPECT_EQ(r.nkinds, 0);		/* published, but no room to send it */
+	r.room = 16;
+	EXPECT_GT(sp_sub_pass(e, &rec_ops, &r, SP_PASS_STEPWISE), 0);
+	EXPECT_EQ(e->tx_hdr[1], 1);
+	ASSERT_GE(r.nkinds, 2);
+	EXPECT_EQ(r.kinds[0], SP_WR_PAYLOAD);
+	EXPECT_EQ(r.kinds[1], SP_WR_HDR);
 	if (_t->failed)
 		TH_LOG("turn: %s", r.ev);
 	sim_free(&s);
