@@ -131,7 +131,8 @@ struct sim {
 	struct sim_node node[SIM_MAX_NODES];
 	struct sim_q q[SIM_MAX_NODES][SIM_MAX_NODES];
 	u64 rng;
-	u32 max_room;		/* send queue room per pass: 1..max_room */
+	u32 max_room;		/* send queue room per pass: 1..max_room, */
+	u32 min_room;		/* but at least this (an idle queue's) */
 	int fault;		/* first -EPROTO seen */
 	int void_pct;		/* % of reservations voided */
 	int hold_blocks;	/* % of emits told to hold the block back */
@@ -645,13 +646,16 @@ static inline u32 sim_turn_writes(void *ctx, u32 m)
 {
 	struct sim_turn *t = ctx;
 	struct sim *s = t->s;
-	u32 to = sim_turn_sg(t)->pos_node[m], room;
+	u32 to = sim_turn_sg(t)->pos_node[m], room, free;
 
 	if (s->node[to].dead)
 		return 0;
-	room = SIM_QCAP - 8 - sim_qlen(s, t->i, to);
+	free = SIM_QCAP - 8 - sim_qlen(s, t->i, to);
+	room = free;
 	if (room > 1 + sim_below(s, s->max_room))
 		room = 1 + sim_below(s, s->max_room);
+	if (room < s->min_room)
+		room = free < s->min_room ? free : s->min_room;
 	return room;
 }
 
