@@ -62,6 +62,9 @@
 #   a guest that rejoins and dies as soon as it asked to join (the fault
 #   "joining die" in its new incarnation): the others must go on without
 #   it, whether or not they had begun the change that takes it in;
+#   two of five guests leave together and come back together: the group
+#   must end in a view of all five, each joiner delivering what the others
+#   did after the view that took it back (one change or two);
 #   a false suspicion: a live guest stops (the fault "now stall") for
 #   twice suspect_ms with its connections up; the others take it out in
 #   view 2; when it goes on it must find itself out (its streams end with
@@ -165,7 +168,8 @@ partition_leader_in_minority:0,1:8:partition/5
 partition_three_of_seven:4,5,6:8:partition/7
 leader_cascade:0:8:fault/1/proposed/die
 leader_dies_wedged:4:8:fault/0/wedged/die
-joiner_dies_joining:3:7:rejoin_fault/joining/die"
+joiner_dies_joining:3:7:rejoin_fault/joining/die
+two_joiners_at_once:3,4:7:rejoin_two"
 # only when VIEWS_ONLY names them: the stall (above), and the leader dying
 # at the two phases no other scenario covers, drained and ready (issue 16;
 # extended once they have passed on every lane)
@@ -405,6 +409,62 @@ check_rejoin() {	# DIR NODE
 	f=$(grep -vc '^view' "$d/node$x/sg6.rejoin.log" 2>/dev/null)
 	echo "# sg6: node $x delivered ${f:-no} messages on its own after joining"
 	[ "${f:-0}" -gt 0 ] || ok=0
+	[ $ok = 1 ]
+}
+
+# after_join LOG X: the deliveries in LOG (the others') after the first
+# view that takes X back (one with X after one without it)
+after_join() {
+	awk -v x="$2" '
+		/^view / { n = split($3, m, ","); has = 0
+			   for (i = 1; i <= n; i++) if (m[i] == x) has = 1
+			   if (!has) out = 1; else if (out) on = 1
+			   next }
+		on' "$1"
+}
+
+# check_two_joiners DIR X Y: X and Y left together and came back: all five
+# exit 0; the three that stayed have identical logs that end in a view of
+# all five, and each joiner delivered exactly what they delivered after
+# the view that took it back (subgroup 0 in their order; subgroup 5, every
+# guest but 0, as a set), and streamed in subgroup 6 (the two of them)
+check_two_joiners() {
+	local d=$1 x y k ok=1 r= t last
+	shift
+	for k in 0 1 2 3 4; do
+		exited_ok "$d" "$k" || ok=0
+		case " $* " in *" $k "*) continue ;; esac
+		[ -z "$r" ] && r=$k
+		last=$(grep '^view ' "$d/node$k/sg0.log" | tail -n 1)
+		if [ "${last#view * }" != 0,1,2,3,4 ]; then
+			echo "# node $k: its last view record is '${last:-none}', not one of all five"
+			ok=0
+		fi
+		if ! cmp -s "$d/node$r/sg0.log" "$d/node$k/sg0.log"; then
+			echo "# subgroup 0: node $k's log differs from node $r's"
+			ok=0
+		fi
+		t=$(sed -n 's/.*view \([0-9]*\) installed: members 0x1f, after \([0-9]*\) ms.*/view \1 in \2 ms/p' \
+			"$d/node$k/dmesg.txt" | tail -n 1)
+		echo "# node $k: views $(grep '^view ' "$d/node$k/sg0.log" | cut -d' ' -f2- | paste -sd';'); ${t:-no view of all five}"
+	done
+	[ -n "$r" ] && [ "$r" != 0 ] || r=1
+	for x in "$@"; do
+		if ! cmp -s <(after_join "$d/node$r/sg0.log" "$x" | grep -v '^view') \
+			    <(grep -v '^view' "$d/node$x/sg0.rejoin.log"); then
+			echo "# sg0: node $x's deliveries after its join are not node $r's after the view that took it back"
+			ok=0
+		fi
+		if ! cmp -s <(after_join "$d/node$r/sg5.log" "$x" | grep -v '^view' | sort) \
+			    <(grep -v '^view' "$d/node$x/sg5.rejoin.log" | sort); then
+			echo "# sg5: node $x's deliveries after its join differ from node $r's"
+			ok=0
+		fi
+		y=$(grep -vc '^view' "$d/node$x/sg0.rejoin.log" 2>/dev/null)
+		echo "# node $x: delivered ${y:-no} messages in subgroup 0 after joining, $(grep -vc '^view' "$d/node$x/sg6.rejoin.log" 2>/dev/null) in subgroup 6"
+		[ "${y:-0}" -gt 0 ] || ok=0
+		[ "$(grep -vc '^view' "$d/node$x/sg6.rejoin.log" 2>/dev/null)" -gt 0 ] 2>/dev/null || ok=0
+	done
 	[ $ok = 1 ]
 }
 
@@ -695,6 +755,17 @@ for sc in $scenarios; do
 			--partition "$victims@views_delivering+$at" \
 			-- selftests/views-guest "${UNTIL[@]}" "$SECS5"
 		judge "$name" check_partition "$d" ${victims//,/ }
+		continue
+	fi
+	if [ "$hmode" = rejoin_two ]; then
+		# five guests; VICTIMS (two) leave at AT s together and start
+		# again together
+		NODES=5
+		echo "# $name: nodes $victims leave at $at s and start again, both at once"
+		d=$OUT/$name
+		vmcluster_again "$d.log" -n $NODES --timeout $((SECS5 + 8 + $(slack $NODES))) \
+			--out "$d" -- selftests/views-guest $((SECS5 + 8)) rejoin "$victims" "$at"
+		judge "$name" check_two_joiners "$d" ${victims//,/ }
 		continue
 	fi
 	if [ "${hmode%%/*}" = rejoin_fault ]; then
