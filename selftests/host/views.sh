@@ -33,9 +33,9 @@
 #   of the change that follows (a phase-exact fault, kmod/fault.c, armed
 #   through debugfs): the leader dies right after it proposed, right
 #   after it committed, once it drained or once it is ready; a member goes
-#   silent right after it echoed the
-#   proposal (its connections stay up: only its heartbeat tells), dies once
-#   it drained, or once it is ready; or the leader is faulty: it proposes
+#   silent right after it echoed the proposal (its connections stay up:
+#   only its heartbeat tells), dies once it drained, or once it is ready;
+#   or the leader is faulty: it proposes
 #   half the trim, short of what its followers delivered (the fault
 #   "proposed short"), and they must refuse it and take it out: the three
 #   left must install a view of just them, with the same checks as for a
@@ -63,9 +63,10 @@
 #   a guest that rejoins and dies as soon as it asked to join (the fault
 #   "joining die" in its new incarnation): the others must go on without
 #   it, whether or not they had begun the change that takes it in;
-#   two of five guests leave together and come back together: the group
-#   must end in a view of all five, each joiner delivering what the others
-#   did after the view that took it back (one change or two);
+#   two of five guests leave together and come back together (run only
+#   when named, below): the group must end in a view of all five, each
+#   joiner delivering what the others did after the view that took it back
+#   (one change or two);
 #   a false suspicion: a live guest stops (the fault "now stall") for
 #   twice suspect_ms with its connections up; the others take it out in
 #   view 2; when it goes on it must find itself out (its streams end with
@@ -441,7 +442,7 @@ kernel_delivered() {
 # subscribes at its first RECV, and on a slow guest that may come after
 # the first deliveries), and it streamed in subgroup 6 (the two of them)
 check_two_joiners() {
-	local d=$1 x k ok=1 r= t last n got f
+	local d=$1 x k ok=1 r= t last n got f kd
 	shift
 	for k in 0 1 2 3 4; do
 		exited_ok "$d" "$k" || ok=0
@@ -470,8 +471,9 @@ check_two_joiners() {
 			after_join "$d/node$r/$f.log" "$x" | grep -v '^view' >"$d/$f.after$x"
 			n=$(wc -l <"$d/$f.after$x")
 			got=$(grep -vc '^view' "$d/node$x/$f.rejoin.log" 2>/dev/null)
-			echo "# $f: node $x's kernel delivered $(kernel_delivered "$d" "$x" "${f#sg}") after joining, node $r $n after the view that took it back; its reader the last ${got:-0}"
-			if [ "$(kernel_delivered "$d" "$x" "${f#sg}")" != "$n" ] || [ "${got:-0}" -eq 0 ]; then
+			kd=$(kernel_delivered "$d" "$x" "${f#sg}")
+			echo "# $f: node $x's kernel delivered $kd after joining, node $r $n after the view that took it back; its reader the last ${got:-0}"
+			if [ "$kd" != "$n" ] || [ "${got:-0}" -eq 0 ]; then
 				echo "# $f: node $x did not deliver what the others did after its join"
 				ok=0
 			elif [ $f = sg0 ] && ! cmp -s <(tail -n "$got" "$d/$f.after$x") \

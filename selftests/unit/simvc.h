@@ -105,28 +105,23 @@ static int simvc_propose(void *c, sp_mask_t survivors, u64 view, u64 term)
 	return 0;
 }
 
-/* Is @from's trim of subgroup @k more than I have?  (It is faulty.) */
-static bool simvc_beyond(struct sim *s, u32 i, u32 k, const struct sim_area *a)
+/*
+ * As spindle_trim_ok(): can I deliver @a's trim of subgroup @k?  Not more
+ * than I received, and, if I stay (@stay), not short of what I delivered.
+ */
+static bool simvc_trim_ok(struct sim *s, u32 i, u32 k, const struct sim_area *a,
+			  bool stay)
 {
 	const struct sim_sg *g = &s->node[i].sg[k];
 	u32 r;
 
-	for (r = 0; g->in && r < g->sub.nsenders; r++)
-		if (a->trim[g->cfg_rank[r]] > g->sub.rx[r].received)
-			return true;
-	return false;
-}
+	for (r = 0; g->in && r < g->sub.nsenders; r++) {
+		u64 t = a->trim[g->cfg_rank[r]];
 
-/* Is @from's trim of subgroup @k short of what I delivered?  (It is faulty.) */
-static bool simvc_short(struct sim *s, u32 i, u32 k, const struct sim_area *a)
-{
-	const struct sim_sg *g = &s->node[i].sg[k];
-	u32 r;
-
-	for (r = 0; g->in && r < g->sub.nsenders; r++)
-		if (a->trim[g->cfg_rank[r]] < g->sub.rx[r].dl_idx)
-			return true;
-	return false;
+		if (t > g->sub.rx[r].received || (stay && t < g->sub.rx[r].dl_idx))
+			return false;
+	}
+	return true;
 }
 
 /* As spindle_vc_adopt(): every subgroup's trim from @from's view area. */
@@ -141,8 +136,7 @@ static int simvc_adopt(void *c, u32 from, u64 view, u64 term, u64 my_term,
 
 		if (a->trim_view != view || a->trim_term != term)
 			return -EAGAIN;
-		if (simvc_beyond(s, i, k, a) ||
-		    (sp_mask_has(members, i) && simvc_short(s, i, k, a))) {
+		if (!simvc_trim_ok(s, i, k, a, sp_mask_has(members, i))) {
 			if (simvc_trace())
 				fprintf(stderr, "node %u: node %u's trim of subgroup %u is not deliverable\n",
 					i, from, k);
