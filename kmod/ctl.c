@@ -63,7 +63,7 @@ static int spindle_copy_subgroups(struct spindle_ctl_up *up,
 
 		if (copy_from_user(&usg, src, sizeof(usg)))
 			return -EFAULT;
-		if (usg.flags || usg.reserved)
+		if (usg.flags)
 			return spindle_cfg_reject(up, SPINDLE_CFG_E_FLAGS, s, -EINVAL);
 		if (!usg.nmembers || usg.nmembers > SP_MAX_MEMBERS)
 			return spindle_cfg_reject(up, SPINDLE_CFG_E_SG_NMEMBERS, s, -EINVAL);
@@ -75,6 +75,7 @@ static int spindle_copy_subgroups(struct spindle_ctl_up *up,
 		sub->mode = usg.mode;
 		sub->nmembers = usg.nmembers;
 		sub->nsenders = usg.nsenders;
+		sub->blk_mib = usg.blk_mib;
 		if (copy_from_user(sub->members, u64_to_user_ptr(usg.members),
 				   usg.nmembers * sizeof(u32)) ||
 		    copy_from_user(sub->senders, u64_to_user_ptr(usg.senders),

@@ -43,6 +43,7 @@ static inline const char *sp_cfg_err_name(__u32 field)
 		[SPINDLE_CFG_E_GROUP_EXISTS] = "group id (already up on this node)",
 		[SPINDLE_CFG_E_SELF_AMBIGUOUS] = "self (several members' addresses are local)",
 		[SPINDLE_CFG_E_NO_DEVICE] = "self (no RDMA device has this member's address)",
+		[SPINDLE_CFG_E_SG_BLK] = "subgroup blk_mib (too large, or mode or max_msg unfit)",
 	};
 
 	if (field >= ARRAY_SIZE(names) || !names[field])

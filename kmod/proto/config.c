@@ -114,6 +114,10 @@ static int sp_validate_sub(const struct sp_group_cfg *cfg, u32 i,
 		return sp_fail(err, SPINDLE_CFG_E_SG_MAX_MSG, i);
 	if ((u64)sub->window * sp_sub_slot_size(sub) > SP_MAX_RING_BYTES)
 		return sp_fail(err, SPINDLE_CFG_E_SG_RING_SIZE, i);
+	/* a block device's copies agree only in one order, a sector a message */
+	if (sub->blk_mib && (sub->blk_mib > SP_MAX_BLK_MIB ||
+			     sub->mode != SP_MODE_ORDERED || sub->max_msg < SP_BLK_MIN_MSG))
+		return sp_fail(err, SPINDLE_CFG_E_SG_BLK, i);
 	if (sub->nmembers == 0 || sub->nmembers > cfg->nmembers)
 		return sp_fail(err, SPINDLE_CFG_E_SG_NMEMBERS, i);
 	for (j = 0; j < sub->nmembers; j++) {

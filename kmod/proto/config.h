@@ -19,6 +19,8 @@
 #define SP_MAX_SUBGROUPS	SPINDLE_MAX_SUBGROUPS
 #define SP_MAX_WINDOW		SPINDLE_MAX_WINDOW
 #define SP_MAX_MSG		SPINDLE_MAX_MSG
+#define SP_MAX_BLK_MIB		SPINDLE_MAX_BLK_MIB
+#define SP_BLK_MIN_MSG		SPINDLE_BLK_MIN_MSG
 #define SP_MAX_RING_BYTES	(64U * 1024U * 1024U)	/* window * slot size */
 #define SP_SLOT_ALIGN		64		/* payload slots: whole cache lines */
 
@@ -41,6 +43,7 @@ struct sp_sub_cfg {
 	u32 mode;		/* enum sp_mode */
 	u32 nmembers;
 	u32 nsenders;
+	u32 blk_mib;		/* the block device's size, 0: none */
 	u32 members[SP_MAX_MEMBERS];	/* member ids, in rank order */
 	u32 senders[SP_MAX_MEMBERS];	/* member ids; position = sender rank */
 };

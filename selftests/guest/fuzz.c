@@ -985,7 +985,7 @@ static void gen_cfg(struct thr *t, struct spindle_ctl_up *up, int *big)
 		case 23: gm[rn(t, g->nmembers) % 33] = 777; break;	/* no such member */
 		case 24: if (ns > 1) sg[1].id = sg[0].id; break;
 		case 25: g->flags = 1u << rn(t, 32); break;
-		case 26: g->reserved = ival(t) | 1; break;
+		case 26: g->blk_mib = SPINDLE_MAX_BLK_MIB + 1 + (ival(t) & 0xffff); break;
 		case 27:
 			u = gen_ptr(t, t->buf, 1024, 100);
 			if (chance(t, 50))
@@ -1042,7 +1042,7 @@ static void op_ctl_up(struct thr *t)
 	} else if (readable(&u) && (errno == EINVAL || errno == EEXIST) && !up.err_field) {
 		/* (a non-zero err_field in is ours when the kernel wrote nothing back) */
 		memcpy(&up, u.p, sizeof(up));
-		if (up.err_field > SPINDLE_CFG_E_NO_DEVICE)
+		if (up.err_field > SPINDLE_CFG_E_SG_BLK)
 			anomaly(t, "CTL_UP err_field %u out of range", up.err_field);
 	}
 }

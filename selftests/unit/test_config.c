@@ -132,18 +132,41 @@ TEST(each_bad_field_is_named_with_its_uapi_code)
 	EXPECT_TRUE(refused(&c, SPINDLE_CFG_E_SG_SENDER, 0));
 }
 
+TEST(a_block_device_needs_order_room_for_a_sector_and_a_bounded_size)
+{
+	struct sp_group_cfg c;
+	struct sp_cfg_err err;
+
+	good_cfg(&c);
+	c.subgroups[0].max_msg = SPINDLE_BLK_MIN_MSG;
+	c.subgroups[0].blk_mib = SPINDLE_MAX_BLK_MIB;
+	EXPECT_EQ(sp_cfg_validate(&c, &err), 0);
+	c.subgroups[0].blk_mib = SPINDLE_MAX_BLK_MIB + 1;
+	EXPECT_TRUE(refused(&c, SPINDLE_CFG_E_SG_BLK, 0));
+	c.subgroups[0].blk_mib = 16;
+	c.subgroups[0].max_msg = SPINDLE_BLK_MIN_MSG - 1;
+	EXPECT_TRUE(refused(&c, SPINDLE_CFG_E_SG_BLK, 0));
+	c.subgroups[0].max_msg = SPINDLE_BLK_MIN_MSG;
+	c.subgroups[0].mode = SP_MODE_UNORDERED;
+	EXPECT_TRUE(refused(&c, SPINDLE_CFG_E_SG_BLK, 0));
+	/* no device: max_msg and mode are free, as before */
+	c.subgroups[0].blk_mib = 0;
+	c.subgroups[0].max_msg = 64;
+	EXPECT_EQ(sp_cfg_validate(&c, &err), 0);
+}
+
 TEST(every_uapi_code_has_words)
 {
 	u32 f;
 
-	/* SPINDLE_CFG_E_NO_DEVICE is the last code of the uapi enum */
-	for (f = SPINDLE_CFG_OK; f <= SPINDLE_CFG_E_NO_DEVICE; f++) {
+	/* SPINDLE_CFG_E_SG_BLK is the last code of the uapi enum */
+	for (f = SPINDLE_CFG_OK; f <= SPINDLE_CFG_E_SG_BLK; f++) {
 		const char *name = sp_cfg_err_name(f);
 
 		ASSERT_TRUE(name != NULL);
 		EXPECT_TRUE(strcmp(name, "unknown field") != 0);
 		EXPECT_GT(strlen(name), 1);
 	}
-	EXPECT_TRUE(!strcmp(sp_cfg_err_name(SPINDLE_CFG_E_NO_DEVICE + 1), "unknown field"));
+	EXPECT_TRUE(!strcmp(sp_cfg_err_name(SPINDLE_CFG_E_SG_BLK + 1), "unknown field"));
 	EXPECT_TRUE(!strcmp(sp_cfg_err_name(~0U), "unknown field"));
 }

@@ -200,3 +200,19 @@ TEST(crc32c_check_value_from_racing_first_calls)
 		EXPECT_EQ(got[i], 0xe3069283U);		/* the standard check value */
 	}
 }
+
+TEST(config_text_gives_a_subgroup_its_block_device)
+{
+	static struct spindle_cfg cfg;
+	char err[128];
+
+	ASSERT_EQ(spindle_cfg_parse_text("group 4\nmember 0 10.0.0.1\n"
+					 "subgroup 2 max_msg 4160 blk_mib 16\n"
+					 "subgroup 3\n", &cfg, err, sizeof(err)), 0);
+	EXPECT_EQ(cfg.subgroups[0].blk_mib, 16);
+	EXPECT_EQ(cfg.subgroups[0].max_msg, 4160);
+	EXPECT_EQ(cfg.subgroups[1].blk_mib, 0);
+	EXPECT_EQ(spindle_cfg_parse_text("group 4\nmember 0 10.0.0.1\n"
+					 "subgroup 2 blk_mib lots\n", &cfg, err, sizeof(err)), -EINVAL);
+	EXPECT_TRUE(strstr(err, "bad blk_mib") != NULL);
+}

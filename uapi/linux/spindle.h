@@ -63,6 +63,8 @@
 #define SPINDLE_MAX_SUBGROUPS	32
 #define SPINDLE_MAX_WINDOW	4096
 #define SPINDLE_MAX_MSG		0x100000	/* 1 MiB */
+#define SPINDLE_MAX_BLK_MIB	1024	/* a subgroup's block device */
+#define SPINDLE_BLK_MIN_MSG	(512 + 64)	/* a sector and the block header */
 
 #define SPINDLE_SELF_AUTO	0xffffffffU	/* find self from local addresses */
 #define SPINDLE_LEN_VOID	0xffffffffU	/* give a reservation up */
@@ -101,7 +103,8 @@ enum spindle_cfg_err {
 	SPINDLE_CFG_E_FLAGS,		/* other flags or reserved fields */
 	SPINDLE_CFG_E_GROUP_EXISTS,	/* group_id already up (EEXIST) */
 	SPINDLE_CFG_E_SELF_AMBIGUOUS,	/* several members' addresses are local */
-	SPINDLE_CFG_E_NO_DEVICE	/* self's address has no RDMA device */
+	SPINDLE_CFG_E_NO_DEVICE,	/* self's address has no RDMA device */
+	SPINDLE_CFG_E_SG_BLK	/* blk_mib too large, or mode or max_msg unfit */
 };
 
 /*
@@ -161,7 +164,11 @@ struct spindle_member_cfg {
  * @members: pointer to __u32 member ids
  * @senders: pointer to __u32 member ids; the position is the sender rank
  * @flags: must be zero
- * @reserved: must be zero
+ * @blk_mib: MiB of the replicated block device (spindle_blk) on this
+ *	subgroup, 1..SPINDLE_MAX_BLK_MIB, or 0 for none; it needs mode
+ *	ordered and max_msg of at least SPINDLE_BLK_MIN_MSG.  Every member
+ *	gives the same, so every copy has the same size.  (Was @reserved,
+ *	which had to be zero: a configuration without a device is unchanged.)
  */
 struct spindle_subgroup_cfg {
 	__u32 id;
@@ -173,7 +180,7 @@ struct spindle_subgroup_cfg {
 	__aligned_u64 members;
 	__aligned_u64 senders;
 	__u32 flags;
-	__u32 reserved;
+	__u32 blk_mib;
 };
 
 /**

@@ -219,6 +219,8 @@ int spindle_cfg_parse_text(const char *text, struct spindle_cfg *cfg,
 					bad = libspindle_parse_u32(val, &sg->window);
 				else if (!strcmp(key, "max_msg"))
 					bad = libspindle_parse_u32(val, &sg->max_msg);
+				else if (!strcmp(key, "blk_mib"))
+					bad = libspindle_parse_u32(val, &sg->blk_mib);
 				else if (!strcmp(key, "mode")) {
 					if (!strcmp(val, "ordered"))
 						sg->mode = SPINDLE_MODE_ORDERED;

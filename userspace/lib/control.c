@@ -50,14 +50,16 @@ int spindle_up(int ctl, const struct spindle_cfg *cfg, uint32_t *self_id,
 		sgs[s].mode = cfg->subgroups[s].mode;
 		sgs[s].nmembers = cfg->subgroups[s].nmembers;
 		sgs[s].nsenders = cfg->subgroups[s].nsenders;
+		sgs[s].blk_mib = cfg->subgroups[s].blk_mib;
 		sgs[s].members = (uintptr_t)cfg->subgroups[s].members;
 		sgs[s].senders = (uintptr_t)cfg->subgroups[s].senders;
 	}
 	if (ioctl(ctl, SPINDLE_CTL_UP, &up) < 0) {
 		int e = errno;
 
-		if (up.err_field >= SPINDLE_CFG_E_SG_ID_DUP &&
-		    up.err_field <= SPINDLE_CFG_E_SG_SENDER)
+		if ((up.err_field >= SPINDLE_CFG_E_SG_ID_DUP &&
+		     up.err_field <= SPINDLE_CFG_E_SG_SENDER) ||
+		    up.err_field == SPINDLE_CFG_E_SG_BLK)
 			libspindle_fail(err, errlen, "group %u: %s: subgroup %u (id %u): %s", cfg->group_id,
 			     strerror(e), up.err_index,
 			     up.err_index < cfg->nsubgroups ? cfg->subgroups[up.err_index].id : 0,

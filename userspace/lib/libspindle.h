@@ -59,6 +59,7 @@ struct spindle_cfg_subgroup {
 	uint32_t nsenders;
 	uint32_t members[SPINDLE_MAX_MEMBERS];
 	uint32_t senders[SPINDLE_MAX_MEMBERS];
+	uint32_t blk_mib;		/* spindle_blk's device, MiB; 0: none */
 };
 
 struct spindle_cfg {
