@@ -113,6 +113,7 @@ void spindle_sub_deliver_view(struct spindle_subgroup *sub, u64 view, u64 member
 		.view_id = view,
 		.members = members,
 		.nmembers = sp_mask_count(members),
+		.joined = READ_ONCE(sub->joined),
 	};
 	struct spindle_consumer *c;
 

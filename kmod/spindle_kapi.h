@@ -67,6 +67,7 @@ struct spindle_view_rec {
 	u64 members;
 	u32 nmembers;
 	u64 own_delivered;
+	bool joined;
 };
 
 /**
@@ -104,6 +105,9 @@ struct spindle_consumer_ops {
  * @nsenders: senders
  * @my_rank: this node's sender rank, or -1
  * @state: the group's state
+ * @blk_mib: the configuration's block device size (spindle_blk), 0: none
+ * @joined: this member came (back) into a running group: what was
+ *	delivered before it joined never reached it
  */
 struct spindle_subgroup_attr {
 	u32 group_id;
@@ -116,6 +120,8 @@ struct spindle_subgroup_attr {
 	u32 nsenders;
 	s32 my_rank;
 	enum spindle_group_state state;
+	u32 blk_mib;
+	bool joined;
 };
 
 struct spindle_subgroup *spindle_subgroup_get(u32 group_id, u32 subgroup_id);

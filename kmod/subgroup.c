@@ -82,6 +82,8 @@ void spindle_subgroup_attr(struct spindle_subgroup *sub, struct spindle_subgroup
 	attr->nsenders = sub->cfg.nsenders;
 	attr->my_rank = sub->my_rank;
 	attr->state = spindle_sub_state(sub);
+	attr->blk_mib = sub->cfg.blk_mib;
+	attr->joined = READ_ONCE(sub->joined);
 }
 EXPORT_SYMBOL_GPL(spindle_subgroup_attr);
 

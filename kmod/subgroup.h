@@ -69,6 +69,7 @@ struct spindle_subgroup {
 	struct sp_bases base;		/* the group's bases of this subgroup */
 	u64 view_done;			/* view whose trim was applied */
 	u64 own_delivered;		/* my data messages delivered, all views */
+	bool joined;			/* came into a running group: no history */
 	bool prod_stale;		/* a view change voided the page */
 
 	/* the producer page (producer.c), under lock */

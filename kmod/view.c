@@ -683,6 +683,16 @@ void spindle_view_peer_ready(struct spindle_group *g, u32 idx)
 	sp_vc_local_join(&g->vc, idx);
 }
 
+/* Whatever this member delivers from now on lacks the group's history. */
+static void spindle_view_mark_joined(struct spindle_group *g)
+{
+	u32 s;
+
+	for (s = 0; s < g->cfg.nsubgroups; s++)
+		if (g->subs[s])
+			WRITE_ONCE(g->subs[s]->joined, true);
+}
+
 /**
  * spindle_view_joining - is this member coming into a running group?
  * @g: a group still connecting
@@ -713,6 +723,7 @@ bool spindle_view_joining(struct spindle_group *g)
 		pr_info("group %u: member %u is in view %llu: joining\n", g->id,
 			g->cfg.members[m].id, view);
 		sp_vc_init_joining(&g->vc, g->me, g->cfg.nmembers);
+		spindle_view_mark_joined(g);
 		sp_vc_row_init(&g->vc, spindle_my_row(g), ktime_get_real_ns() | 1);
 		spindle_view_start(g);
 		g->change_start = ktime_get_ns();
