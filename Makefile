@@ -128,6 +128,9 @@ $(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
 
+# spindle_blk's message check is plain C too
+$(UNIT)/test_blk: kmod/blk/wire.h
+
 # what a delivered message costs against the group size (2-32 members), in
 # the simulation: a benchmark that prints its counts, not a test
 $(UNIT)/sim_scale: selftests/unit/sim_scale.c selftests/unit/*.h $(PROTO_HDRS) $(PROTO_SRCS)
@@ -196,7 +199,8 @@ bench:
 # wrote (INSTALL_LIST).  Under $(DESTDIR)$(PREFIX): include/linux/spindle.h,
 # include/spindle/{libspindle,barrier}.h, lib/libspindle.{a,so.1,so},
 # lib/pkgconfig/libspindle.pc, sbin/spindlectl, bin/spindle-{bw,lat} and
-# share/man/man{3,4,8}.  The module and the udev rule go where the kernel
+# share/man/man{3,4,8}.  The modules (spindle.ko, spindle_blk.ko) and the
+# udev rule go where the kernel
 # and udev look, whatever PREFIX is: $(DESTDIR)/lib/modules/$(KVER)/extra
 # and $(DESTDIR)/lib/udev/rules.d.  With no DESTDIR, depmod and ldconfig run.
 PREFIX ?= /usr/local
@@ -213,6 +217,7 @@ SPINDLE_VERSION := $(shell cat VERSION)
 # target) or "pc" (SOURCE is a template, filled in).
 INSTALL_LIST := \
 	$(KO):$(MODDIR)/spindle.ko:644 \
+	$(KOBJ)/kmod/blk/spindle_blk.ko:$(MODDIR)/spindle_blk.ko:644 \
 	scripts/udev/60-spindle.rules:$(UDEVDIR)/60-spindle.rules:644 \
 	uapi/linux/spindle.h:$(INCLUDEDIR)/linux/spindle.h:644 \
 	userspace/lib/libspindle.h:$(INCLUDEDIR)/spindle/libspindle.h:644 \

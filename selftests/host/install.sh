@@ -48,6 +48,7 @@ ktap_check "install" test $rc = 0
 
 cat >"$TMP/expected" <<EOF
 lib/modules/$KVER/extra/spindle.ko
+lib/modules/$KVER/extra/spindle_blk.ko
 lib/udev/rules.d/60-spindle.rules
 usr/bin/spindle-bw
 usr/bin/spindle-lat
@@ -176,8 +177,8 @@ for page in libspindle:3 spindle:4 spindlectl:8; do
 done
 
 # ---- DKMS, from a copy of the tree as dkms.conf says ----
-# One `dkms install` builds and installs spindle.ko for every kernel with
-# headers on this machine (Debian 12's 6.1, 6.12 and 6.12-rt when
+# One `dkms install` builds and installs spindle.ko and spindle_blk.ko for
+# every kernel with headers on this machine (Debian 12's 6.1, 6.12 and 6.12-rt when
 # scripts/setup ran), as it does again for a kernel installed later.
 dkms_ok() {
 	local d=(--sourcetree "$TMP/src" --dkmstree "$TMP/dkms" --installtree "$TMP/mods")
@@ -208,11 +209,14 @@ dkms_ok() {
 		return 1
 	fi
 	for k in "${ks[@]}"; do
-		ko=$(find "$TMP/mods/$k" -name 'spindle.ko*' 2>/dev/null | head -n 1)
-		case "$(modinfo -F vermagic "$ko" 2>/dev/null)" in
-		"$k "*) ktap_diag "installed for $k: ${ko#"$TMP/mods/"}" ;;
-		*) ktap_diag "no spindle.ko installed for $k"; return 1 ;;
-		esac
+		for m in spindle spindle_blk; do
+			ko=$(find "$TMP/mods/$k" -name "$m.ko*" 2>/dev/null | head -n 1)
+			case "$(modinfo -F vermagic "$ko" 2>/dev/null)" in
+			"$k "*) ktap_diag "installed for $k: ${ko#"$TMP/mods/"}" ;;
+			*) ktap_diag "no $m.ko installed for $k"; return 1 ;;
+			esac
+		done
+		ko=$(find "$TMP/mods/$k" -name 'spindle.ko*' | head -n 1)
 		# what users load has no test hooks (kmod/Kbuild, SPINDLE_TESTING)
 		if modinfo -p "$ko" | grep -q '^fault_'; then
 			ktap_diag "the module installed for $k has the test hooks"
@@ -222,7 +226,7 @@ dkms_ok() {
 	dkms remove "spindle/$VERSION" --all "${d[@]}" >>"$TMP/dkms.log" 2>&1 ||
 		{ diag_tail "$TMP/dkms.log" 5; return 1; }
 	[ ! -e "$TMP/dkms/spindle" ] || { ktap_diag "dkms remove left files"; return 1; }
-	[ -z "$(find "$TMP/mods" -name 'spindle.ko*')" ] ||
+	[ -z "$(find "$TMP/mods" -name 'spindle*.ko*')" ] ||
 		{ ktap_diag "dkms remove left modules installed"; return 1; }
 }
 if ! command -v dkms >/dev/null; then
