@@ -47,8 +47,43 @@
 #define DIE_AFTER_MS	200
 #define STALL_MAX_MS	600000
 
-static char *fault_new_groups;
-module_param(fault_new_groups, charp, 0644);
+/*
+ * fault_new_groups, kept under a lock of its own: a group comes up with
+ * spindle_groups_lock held, and must not take the parameter lock there.
+ * Every module's parameter lock is one lock class, and a parameter write
+ * that reaches spindle_groups_lock (spindle_blk's create knob does)
+ * would close the cycle (lockdep said so on the debug kernel).
+ */
+static char fault_new_groups[32];
+static DEFINE_SPINLOCK(fault_new_lock);
+
+static int spindle_fault_new_set(const char *val, const struct kernel_param *kp)
+{
+	if (strlen(val) >= sizeof(fault_new_groups)) {
+		pr_warn("fault_new_groups: longer than %zu bytes\n", sizeof(fault_new_groups) - 1);
+		return -EINVAL;
+	}
+	spin_lock(&fault_new_lock);
+	strscpy(fault_new_groups, val, sizeof(fault_new_groups));
+	spin_unlock(&fault_new_lock);
+	return 0;
+}
+
+static int spindle_fault_new_get(char *buf, const struct kernel_param *kp)
+{
+	int n;
+
+	spin_lock(&fault_new_lock);
+	n = sysfs_emit(buf, "%s\n", fault_new_groups);
+	spin_unlock(&fault_new_lock);
+	return n;
+}
+
+static const struct kernel_param_ops spindle_fault_new_ops = {
+	.set = spindle_fault_new_set,
+	.get = spindle_fault_new_get,
+};
+module_param_cb(fault_new_groups, &spindle_fault_new_ops, NULL, 0644);
 MODULE_PARM_DESC(fault_new_groups, "Testing only: arm this phase-exact fault (\"POINT silent|die|short|stall MS\") in every group brought up from now on");
 
 static const char *const spindle_fault_points[SPINDLE_FAULT_NPOINTS] = {
@@ -216,9 +251,9 @@ void spindle_fault_init(struct spindle_group *g)
 	u32 point, action, stall_ms;
 	char buf[32];
 
-	kernel_param_lock(THIS_MODULE);
-	strscpy(buf, fault_new_groups ? fault_new_groups : "", sizeof(buf));
-	kernel_param_unlock(THIS_MODULE);
+	spin_lock(&fault_new_lock);
+	strscpy(buf, fault_new_groups, sizeof(buf));
+	spin_unlock(&fault_new_lock);
 	/* "echo >" leaves a newline: nothing armed, as for "" */
 	if (!*strim(buf))
 		return;
