@@ -106,12 +106,14 @@ acked_blocks_here() {
 # survivors_at NAME: mark NAME and wait (up to 120 s) for the other
 # survivors to get there too
 survivors_at() {
+	_b=$SPINDLE_SHARED/barrier.$1
 	mark "$1"
 	for _t in $(seq 600); do
-		set -- "$SPINDLE_SHARED/barrier.$1"/*
+		set -- "$_b"/*		# (the name is in _b: this replaces $1)
 		[ $# -ge $((N - 1)) ] && return 0
 		sleep 0.2
 	done
+	ktap_diag "the survivors never all got to ${_b##*.}"
 	return 1
 }
 
