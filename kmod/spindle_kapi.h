@@ -107,7 +107,9 @@ struct spindle_consumer_ops {
  * @state: the group's state
  * @blk_mib: the configuration's block device size (spindle_blk), 0: none
  * @joined: this member came (back) into a running group: what was
- *	delivered before it joined never reached it
+ *	delivered before it joined never reached it.  Known once @state has
+ *	left SPINDLE_GROUP_CONNECTING (set before that, read after it);
+ *	while connecting, a member cannot yet tell a founder from a joiner
  */
 struct spindle_subgroup_attr {
 	u32 group_id;

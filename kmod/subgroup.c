@@ -83,6 +83,8 @@ void spindle_subgroup_attr(struct spindle_subgroup *sub, struct spindle_subgroup
 	attr->my_rank = sub->my_rank;
 	attr->state = spindle_sub_state(sub);
 	attr->blk_mib = sub->cfg.blk_mib;
+	/* joined is set before the state leaves CONNECTING: read it after */
+	smp_rmb();	/* pairs with spindle_view_mark_joined()'s smp_wmb() */
 	attr->joined = READ_ONCE(sub->joined);
 }
 EXPORT_SYMBOL_GPL(spindle_subgroup_attr);

@@ -691,6 +691,8 @@ static void spindle_view_mark_joined(struct spindle_group *g)
 	for (s = 0; s < g->cfg.nsubgroups; s++)
 		if (g->subs[s])
 			WRITE_ONCE(g->subs[s]->joined, true);
+	/* before the state that follows: spindle_subgroup_attr() */
+	smp_wmb();
 }
 
 /**

@@ -12,6 +12,7 @@
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
+. selftests/lib/blk.sh
 
 N=${SPINDLE_NODES:-1}
 ME=${SPINDLE_NODE:-0}
@@ -25,12 +26,6 @@ ACKED=$SPINDLE_SHARED/blk_kill.acked
 SUMS=$SPINDLE_SHARED/blk_kill.sums
 SUSPECT_MS=3000
 on_debug_kernel && SUSPECT_MS=8000
-
-# block K I: guest K's block I, one line of 4096 bytes
-block() {
-	yes "guest $1 block $2 " | tr -d '\n' | head -c 4095
-	echo
-}
 
 # victim_gone: the installed view is active and without the victim
 victim_gone() {
@@ -51,14 +46,8 @@ victim_gone() {
 # 1000); the host's kill counts from the mark after the tenth
 write_blocks() {
 	_fail=0 _i=0 _end=1000
-	mkdir -p "$ACKED"
 	while [ $_i -lt $_end ]; do
-		if block "$ME" "$_i" | dd of=$DEV bs=4096 seek=$((ME * 1024 + _i)) iflag=fullblock \
-			oflag=direct status=none 2>>"$LOGDIR/blk_kill.dd.err"; then
-			echo "$_i" >>"$ACKED/$ME"
-		else
-			_fail=$((_fail + 1))
-		fi
+		blk_write_one "$_i" 2>>"$LOGDIR/blk_kill.dd.err" || _fail=$((_fail + 1))
 		[ $_i = 10 ] && mark blk_kill_writing
 		if [ $_end = 1000 ] && [ $((_i % 10)) = 0 ] && victim_gone; then
 			_end=$((_i + ${BLK_AFTER:-30}))
@@ -77,30 +66,6 @@ view_without_victim() {
 	done
 	ktap_diag "no view without guest $VICTIM: $_l"
 	return 1
-}
-
-# acked_blocks_here: every logged block of every guest reads back whole
-acked_blocks_here() {
-	_bad=0
-	for _k in $(seq 0 $((N - 1))); do
-		[ -s "$ACKED/$_k" ] || continue
-		_max=$(sort -n "$ACKED/$_k" | tail -n 1)
-		# a block to a line of 4096 characters, unwritten ones (zeros) too
-		dd if=$DEV bs=4096 skip=$((_k * 1024)) count=$((_max + 1)) iflag=direct \
-			status=none | tr '\000\n' '.#' | fold -w 4096 >"$LOGDIR/blk_kill.region.$_k"
-		_n=$(awk -v k="$_k" -v acked="$ACKED/$_k" '
-			BEGIN { while ((getline i < acked) > 0) want[i] = 1 }
-			(NR - 1) in want {
-				s = ""
-				while (length(s) < 4095)
-					s = s "guest " k " block " (NR - 1) " "
-				if ($0 != substr(s, 1, 4095) "#") bad++
-			}
-			END { print bad + 0 }' "$LOGDIR/blk_kill.region.$_k")
-		ktap_diag "guest $_k: $(wc -l <"$ACKED/$_k") blocks acknowledged, $_n of them not here"
-		[ "$_n" = 0 ] || _bad=1
-	done
-	[ $_bad = 0 ]
 }
 
 # survivors_at NAME: mark NAME and wait (up to 120 s) for the other
@@ -147,7 +112,7 @@ barrier blk_kill_up
 write_blocks
 ktap_check "view_without_the_victim" view_without_victim
 ktap_check "device_still_live" grep -q "state live" $P/create
-ktap_check "acknowledged_blocks_are_here" acked_blocks_here
+ktap_check "acknowledged_blocks_are_here" blk_acked_here
 ktap_check "survivors_copies_identical" survivors_agree
 ktap_diag "$(cat $P/create)"
 ktap_check "nothing_refused" grep -q "refused 0 " $P/create

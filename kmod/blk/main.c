@@ -7,7 +7,8 @@
  *
  *   echo "GROUP SUBGROUP" > /sys/module/spindle_blk/parameters/create
  *	makes /dev/spindle-blkN on that subgroup, of the size its
- *	configuration gives (blk_mib); every member of the subgroup does it
+ *	configuration gives (blk_mib); every member of the subgroup does it,
+ *	once in a view (EAGAIN before: sblk_in_view())
  *   echo N > /sys/module/spindle_blk/parameters/remove
  *   cat /sys/module/spindle_blk/parameters/create
  *	one line a device: its subgroup, state and counters
@@ -65,8 +66,11 @@ static int sblk_setup(struct sblk *b)
 			b->group_id, b->subgroup_id, a->blk_mib, a->mode, a->max_msg);
 		return -EINVAL;
 	}
-	if (a->nsenders > SPINDLE_MAX_MEMBERS)
+	if (a->nsenders > SPINDLE_MAX_MEMBERS) {
+		pr_warn("group %u subgroup %u: %u senders, at most %u\n",
+			b->group_id, b->subgroup_id, a->nsenders, SPINDLE_MAX_MEMBERS);
 		return -EINVAL;
+	}
 	max = (size_t)sp_blk_max_sectors(&b->geom) * SP_BLK_SECTOR;
 	b->store = vzalloc(b->geom.capacity * SP_BLK_SECTOR);
 	b->rx = kcalloc(a->nsenders, sizeof(*b->rx), GFP_KERNEL);
@@ -74,6 +78,43 @@ static int sblk_setup(struct sblk *b)
 	if (!b->store || !b->rx || !b->asm_buf)
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * A device is made only on a member in a view.  Before its first view a
+ * member cannot tell whether it founds the group (its empty copy is the
+ * group's) or comes back into a running one (its copy lacks what was
+ * written meanwhile: it is told it joined only once it asks to, and only
+ * then is its device stale); its reads would be served from a copy no one
+ * vouches for.
+ */
+static int sblk_in_view(struct sblk *b)
+{
+	switch (b->attr.state) {
+	case SPINDLE_GROUP_ACTIVE:
+	case SPINDLE_GROUP_VIEW_CHANGE:
+		return 0;
+	case SPINDLE_GROUP_CONNECTING:
+		pr_warn("group %u: not in a view yet (connecting or joining): make the device once it is\n",
+			b->group_id);
+		return -EAGAIN;
+	default:
+		pr_warn("group %u: failed or down: no device\n", b->group_id);
+		return -ENOTCONN;
+	}
+}
+
+/* The group failed between sblk_in_view() and the attach: told no more. */
+static void sblk_recheck(struct sblk *b)
+{
+	struct spindle_subgroup_attr now;
+
+	spindle_subgroup_attr(b->sub, &now);
+	if (now.state != SPINDLE_GROUP_FAILED && now.state != SPINDLE_GROUP_DOWN)
+		return;
+	spin_lock(&b->lock);
+	sblk_move(b, SBLK_FAILED);
+	spin_unlock(&b->lock);
 }
 
 static int sblk_create(u32 group, u32 subgroup)
@@ -98,6 +139,8 @@ static int sblk_create(u32 group, u32 subgroup)
 	/* a new device's writes are told from an old one's by their tags */
 	b->tag_next = get_random_u64();
 	ret = sblk_setup(b);
+	if (!ret)
+		ret = sblk_in_view(b);
 	if (ret)
 		goto free;
 	b->state = b->attr.joined ? SBLK_STALE : SBLK_LIVE;
@@ -115,6 +158,7 @@ static int sblk_create(u32 group, u32 subgroup)
 		ret = PTR_ERR(b->cons);
 		goto remove_id;
 	}
+	sblk_recheck(b);
 	ret = sblk_disk_add(b, sblk_major);
 	if (ret)
 		goto detach;
