@@ -16,6 +16,11 @@
 #   copy      10 KB copied in and out instead of built in place
 #   coalesce  1 B, window 500, counter pushes not coalesced
 #   latency   spindle-lat: one sender, one message in flight
+#   blk       fio's 4 KiB random writes (O_DIRECT) through the replicated
+#             block device (/dev/spindle-blk0, spindle_blk): guest 0 alone
+#             at queue depths 1 and 16, then every guest at once; and the
+#             same fio on guest 0's RAM disk alone (brd), the store without
+#             the group
 # BENCH_SCALE (default 1) multiplies the message counts; BENCH_SECONDS
 # (default 3) is perftest's run length; BENCH_STEPS (default: all of the
 # above) picks steps.
@@ -44,7 +49,7 @@ count() {	# count SIZE [baseline]
 	esac
 	echo $((c * SCALE))
 }
-STEPS=${BENCH_STEPS:-perftest sweep window unordered delayed copy coalesce latency}
+STEPS=${BENCH_STEPS:-perftest sweep window unordered delayed copy coalesce latency blk}
 N=${SPINDLE_NODES:?}
 OUT=$SPINDLE_OUT/bench
 RES=$OUT/results.jsonl
@@ -97,6 +102,59 @@ perftest() {
 	barrier "$_name.done"
 }
 
+# fio_run NAME TARGET DEV QD: fio's 4 KiB random writes on DEV, O_DIRECT, QD
+# deep, for SECS seconds; the result recorded as NAME
+fio_run() {
+	_json=$OUT/$1.node$SPINDLE_NODE.fio.json
+	if ! fio --name=w --filename="$3" --rw=randwrite --bs=4k --direct=1 --ioengine=libaio \
+		--iodepth="$4" --runtime="$SECS" --time_based --size=48M --randrepeat=0 \
+		--output-format=json --output="$_json" >/dev/null 2>>"$OUT/errors.log"; then
+		record "$1" ""
+		return
+	fi
+	record "$1" "$(jq -c --arg t "$2" --argjson qd "$4" --argjson node "$SPINDLE_NODE" '
+		.jobs[0].write | {tool: "fio", target: $t, iodepth: $qd, bs: 4096, node: $node,
+		  iops: .iops, lat_mean_us: (.lat_ns.mean / 1000),
+		  lat_p99_us: (.clat_ns.percentile["99.000000"] / 1000)}' "$_json")"
+}
+
+# blk: /dev/spindle-blk0 on a subgroup of every guest, then fio through it
+# (guest 0 alone, every guest at once) and on a RAM disk alone (guest 0)
+blk_step() {
+	run=$((run + 1))
+	_g=$((200 + run))
+	_cfg=$OUT/blk.conf
+	_dev=/dev/spindle-blk0
+	gen_config "$_cfg" $_g $((8000 + run)) \
+		"subgroup 0 members all senders all window 64 max_msg 4160 mode ordered blk_mib 64"
+	barrier blk.go || return 1
+	insmod "${SPINDLE_KO%/*}/blk/spindle_blk.ko" 2>>"$OUT/errors.log"
+	build/bin/spindlectl up "$_cfg" >>"$OUT/errors.log" 2>&1 && wait_active $_g &&
+		echo "$_g 0" >/sys/module/spindle_blk/parameters/create
+	for _i in $(seq 50); do [ -b $_dev ] && break; sleep 0.1; done
+	barrier blk.up
+	for _qd in 1 16; do
+		[ "$SPINDLE_NODE" = 0 ] && fio_run "fio-blk-one-qd$_qd" spindle-blk $_dev $_qd
+		barrier "blk.one.$_qd"
+	done
+	fio_run fio-blk-all-qd16 spindle-blk $_dev 16
+	barrier blk.all
+	echo "blk: $(cat /sys/module/spindle_blk/parameters/create)" >>"$OUT/errors.log"
+	echo 0 >/sys/module/spindle_blk/parameters/remove
+	rmmod spindle_blk
+	build/bin/spindlectl down $_g >/dev/null 2>&1
+	barrier blk.down
+	if [ "$SPINDLE_NODE" = 0 ]; then
+		# the store alone: a RAM disk of the same size, no group
+		modprobe brd rd_nr=1 rd_size=65536 2>>"$OUT/errors.log"
+		for _qd in 1 16; do
+			fio_run "fio-ram-one-qd$_qd" ram /dev/ram0 $_qd
+		done
+		rmmod brd
+	fi
+	barrier blk.done
+}
+
 for step in $STEPS; do
 	case $step in
 	perftest)
@@ -147,6 +205,9 @@ for step in $STEPS; do
 			grep '^{' | tail -n 1)
 		record "latency-one-64" "$_line"
 		barrier latency.done ;;
+	blk)
+		spindle_load >/dev/null 2>&1
+		blk_step ;;
 	esac
 done
 echo "bench: $(wc -l <"$RES") results in $RES"
