@@ -93,10 +93,10 @@ cd "$(dirname "$0")/../.." || exit 1
 . scripts/lib/nic-hang.sh
 . scripts/lib/vmcluster-again.sh
 OUT=${1:-build/views}
-# SECS: how long the streams last; the kills, pauses and partitions
-# (counted from when every guest's streams delivered: vmcluster --kill
-# K@views_delivering+T, selftests/views-guest) and the hostile turns (from
-# the group's set-up) at 5-11 s must fall well inside them.
+# SECS: how long the streams last; the kills, pauses, partitions and
+# hostile turns (counted from when every guest's streams delivered:
+# vmcluster --kill K@views_delivering+T, selftests/views-guest) at 5-11 s
+# must fall well inside them.
 # SLACK: what each run may take beyond its stream (boot, teardown, the
 # final kmemleak scan).
 # The debug kernel is slower at all of it: a process start takes over a
@@ -108,9 +108,9 @@ OUT=${1:-build/views}
 # leader's stream began 2.7 s after the kill it was meant to see: its log
 # held nothing to check.  Counting from the first deliveries replaced the
 # 12 s those kills came later on the debug kernels.)
-# UNTIL: a kill's, a fault's or a partition's streams go on past SECS
-# until they saw the view change (views-guest --views 1); each gives up
-# WAIT s after SECS.  (Five 6.12-rt debug guests on two cores took 27 to
+# UNTIL: a kill's, a fault's, a partition's or a hostile guest's streams
+# go on past SECS until they saw the view change (views-guest --views 1);
+# each gives up WAIT s after SECS.  (Five 6.12-rt debug guests on two cores took 27 to
 # 57 s to deliver their first messages: no fixed stream length held the
 # change.)
 # slack N: SLACK for a run of N guests.  On the debug kernel boot and
@@ -845,7 +845,9 @@ for sc in $scenarios; do
 	# the stall (twice suspect_ms) comes before its restart
 	[ "$hmode" = suspect ] && secs=$((SECS + 12))
 	streams_until=()
-	[ -z "$hmode" ] && streams_until=("${UNTIL[@]}")	# a kill
+	case "$hmode" in
+	"" | [0-9]*) streams_until=("${UNTIL[@]}") ;;	# a kill, a hostile guest
+	esac
 	vmcluster_again "$d.log" -n 4 --timeout $((secs + SLACK)) --out "$d" "${kills[@]}" \
 		-- selftests/views-guest "${streams_until[@]}" "$secs" "${hostile[@]}"
 	rc=$?
