@@ -46,6 +46,7 @@ victim_gone() {
 # 1000); the host's kill counts from the mark after the tenth
 write_blocks() {
 	_fail=0 _i=0 _end=1000
+	mkdir -p "$ACKED"
 	while [ $_i -lt $_end ]; do
 		blk_write_one "$_i" 2>>"$LOGDIR/blk_kill.dd.err" || _fail=$((_fail + 1))
 		[ $_i = 10 ] && mark blk_kill_writing

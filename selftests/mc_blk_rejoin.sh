@@ -38,6 +38,7 @@ HOLD_MS=6000
 # write_blocks FROM TO: this guest's blocks FROM..TO-1 (logged once
 # acknowledged); false at the first that failed
 write_blocks() {
+	mkdir -p "$ACKED"
 	for _i in $(seq "$1" $(($2 - 1))); do
 		blk_write_one "$_i" || return 1
 	done

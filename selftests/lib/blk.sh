@@ -11,10 +11,10 @@ blk_block() {
 	echo
 }
 
-# blk_write_one I: write this guest's block I, O_DIRECT; log it once
+# blk_write_one I: write this guest's block I, O_DIRECT; log it in ACKED
+# (made by the caller: a process start is slow on a debug guest) once
 # acknowledged.  False if the write failed.
 blk_write_one() {
-	mkdir -p "$ACKED"
 	blk_block "${SPINDLE_NODE:-0}" "$1" |
 		dd of="$DEV" bs=4096 seek=$((${SPINDLE_NODE:-0} * 1024 + $1)) iflag=fullblock \
 			oflag=direct status=none || return 1
