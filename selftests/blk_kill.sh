@@ -113,6 +113,11 @@ barrier blk_kill_up
 write_blocks
 ktap_check "view_without_the_victim" view_without_victim
 ktap_check "device_still_live" grep -q "state live" $P/create
+# every survivor done writing; then a flush here (fsync on the device, a
+# message with no data), delivered after every write acknowledged
+# anywhere before it: the checks read a copy with the other's last writes
+survivors_at blk_kill_written
+sync "$DEV" || ktap_diag "the flush failed"
 ktap_check "acknowledged_blocks_are_here" blk_acked_here
 ktap_check "survivors_copies_identical" survivors_agree
 ktap_diag "$(cat $P/create)"

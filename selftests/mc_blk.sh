@@ -81,6 +81,10 @@ barrier blk_random_done
 
 pattern "$ME" | dd of=$DEV bs=64k seek=$((4 * ME)) iflag=fullblock oflag=direct status=none
 barrier blk_patterns_done
+# a flush (fsync on the device, a message with no data) completes when
+# delivered here, after every write acknowledged anywhere before it: the
+# copy read below has the others' last writes
+sync "$DEV" || ktap_diag "the flush failed"
 bad=0
 for k in $(seq 0 $((N - 1))); do
 	want=$(pattern "$k" | sha256sum | cut -d' ' -f1)

@@ -166,6 +166,15 @@ else
 	# more than the window (32): the leaver's stale device must give its
 	# deliveries back for the ring to go round
 	ktap_check "writes_past_a_window_complete" write_blocks 20 60
+	# every survivor done writing; then a flush of this guest's (fsync on
+	# the device: a message with no data): it completes when delivered
+	# here, after every write acknowledged elsewhere before it (delivered
+	# there first, so ordered before it), and the checks below read a copy
+	# that has them all, the other survivor's last writes too
+	mark blk_rejoin_written
+	# shellcheck disable=SC2086
+	wait_for blk_rejoin_written $others
+	sync "$DEV" || ktap_diag "the flush failed"
 	ktap_check "acknowledged_blocks_are_here" blk_acked_here
 	ktap_check "copies_identical" survivors_agree
 	ktap_diag "$(cat $P/create)"
