@@ -114,7 +114,7 @@ fio_run() {
 	fi
 	record "$1" "$(jq -c --arg t "$2" --argjson qd "$4" --argjson node "$SPINDLE_NODE" '
 		.jobs[0].write | {tool: "fio", target: $t, iodepth: $qd, bs: 4096, node: $node,
-		  iops: .iops, lat_mean_us: (.lat_ns.mean / 1000),
+		  iops: .iops, lat_mean_us: (.clat_ns.mean / 1000),
 		  lat_p99_us: (.clat_ns.percentile["99.000000"] / 1000)}' "$_json")"
 }
 
