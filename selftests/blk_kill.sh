@@ -83,21 +83,6 @@ survivors_at() {
 	return 1
 }
 
-# survivors_agree: every survivor's copy has the same checksum
-survivors_agree() {
-	mkdir -p "$SUMS"
-	# whole or not at all: another survivor may be reading the folder
-	dd if=$DEV bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1 >"$SUMS/.$ME"
-	mv "$SUMS/.$ME" "$SUMS/$ME"
-	for _t in $(seq 600); do
-		set -- "$SUMS"/*
-		[ $# -ge $((N - 1)) ] && break
-		sleep 0.2
-	done
-	ktap_diag "copies: $(cat "$SUMS"/* | tr '\n' ' ')"
-	[ $# -eq $((N - 1)) ] && [ "$(cat "$SUMS"/* | sort -u | grep -c .)" -eq 1 ]
-}
-
 need_guests 3
 spindle_load || exit 1
 echo $SUSPECT_MS >/sys/module/spindle/parameters/suspect_ms || exit 1
@@ -119,7 +104,8 @@ ktap_check "device_still_live" grep -q "state live" $P/create
 survivors_at blk_kill_written
 sync "$DEV" || ktap_diag "the flush failed"
 ktap_check "acknowledged_blocks_are_here" blk_acked_here
-ktap_check "survivors_copies_identical" survivors_agree
+# shellcheck disable=SC2046
+ktap_check "survivors_copies_identical" blk_copies_agree $(seq 0 $((N - 1)) | grep -vx "$VICTIM")
 ktap_diag "$(cat $P/create)"
 ktap_check "nothing_refused" grep -q "refused 0 " $P/create
 # the group goes down only once every survivor has read its copy

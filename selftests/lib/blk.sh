@@ -2,7 +2,7 @@
 # Helpers for the replicated block device's tests (sourced after
 # selftests/lib/spindle.sh and ktap.sh).  They use DEV (the device), ACKED
 # (a shared folder: one file a guest, the numbers of its acknowledged
-# blocks), N (guests) and LOGDIR.  Guest K's block I is at 4 KiB block
+# blocks), SUMS (a shared folder for checksums), N (guests) and LOGDIR.  Guest K's block I is at 4 KiB block
 # K * 1024 + I.
 
 # blk_block K I: guest K's block I, one line of 4096 bytes
@@ -44,4 +44,24 @@ blk_acked_here() {
 		[ "$_n" = 0 ] || _bad=1
 	done
 	[ $_bad = 0 ]
+}
+
+# blk_copies_agree GUEST...: this guest's copy's checksum, left in SUMS (a
+# shared folder), is the same as each GUEST's (whose may take 120 s)
+blk_copies_agree() {
+	mkdir -p "$SUMS"
+	# whole or not at all: another guest may be reading the folder
+	dd if="$DEV" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1 \
+		>"$SUMS/.${SPINDLE_NODE:-0}"
+	mv "$SUMS/.${SPINDLE_NODE:-0}" "$SUMS/${SPINDLE_NODE:-0}"
+	for _t in $(seq 600); do
+		_all=1
+		for _k in "$@"; do
+			[ -e "$SUMS/$_k" ] || _all=0
+		done
+		[ $_all = 1 ] && break
+		sleep 0.2
+	done
+	ktap_diag "copies: $(cat "$SUMS"/* | tr '\n' ' ')"
+	[ $_all = 1 ] && [ "$(cat "$SUMS"/* | sort -u | grep -c .)" -eq 1 ]
 }
