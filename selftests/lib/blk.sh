@@ -63,5 +63,5 @@ blk_copies_agree() {
 		sleep 0.2
 	done
 	ktap_diag "copies: $(cat "$SUMS"/* | tr '\n' ' ')"
-	[ $_all = 1 ] && [ "$(cat "$SUMS"/* | sort -u | grep -c .)" -eq 1 ]
+	[ "$_all" = 1 ] && [ "$(cat "$SUMS"/* | sort -u | grep -c .)" -eq 1 ]
 }
