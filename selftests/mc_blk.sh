@@ -13,13 +13,11 @@
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
+. selftests/lib/blk.sh
 
 N=${SPINDLE_NODES:-1}
 ME=${SPINDLE_NODE:-0}
 G=81
-BLK_KO=${SPINDLE_KO%/*}/blk/spindle_blk.ko
-P=/sys/module/spindle_blk/parameters
-DEV=/dev/spindle-blk0
 CFG=$LOGDIR/blk.conf
 SUMS=$SPINDLE_SHARED/blk.sums
 

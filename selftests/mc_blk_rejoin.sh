@@ -23,9 +23,6 @@ N=${SPINDLE_NODES:-1}
 ME=${SPINDLE_NODE:-0}
 LEAVER=2
 G=83
-BLK_KO=${SPINDLE_KO%/*}/blk/spindle_blk.ko
-P=/sys/module/spindle_blk/parameters
-DEV=/dev/spindle-blk0
 CFG=$LOGDIR/blk_rejoin.conf
 ACKED=$SPINDLE_SHARED/blk_rejoin.acked
 SUMS=$SPINDLE_SHARED/blk_rejoin.sums
@@ -60,29 +57,6 @@ view_is() {
 	done
 	ktap_diag "no view $1 guest $LEAVER: $_l"
 	return 1
-}
-
-# wait_files DIR GUEST...: until DIR has a file of each GUEST (120 s)
-wait_files() {
-	_d=$1
-	shift
-	for _t in $(seq 600); do
-		_all=1
-		for _k in "$@"; do
-			[ -e "$_d/$_k" ] || _all=0
-		done
-		[ $_all = 1 ] && return 0
-		sleep 0.2
-	done
-	ktap_diag "not every one of $* in ${_d##*/}"
-	return 1
-}
-
-# wait_for NAME GUEST...: until each GUEST marked NAME
-wait_for() {
-	_n=$1
-	shift
-	wait_files "$SPINDLE_SHARED/barrier.$_n" "$@"
 }
 
 # create_fails ERROR: writing the create knob fails with ERROR (coreutils'
@@ -130,7 +104,7 @@ if [ "$ME" = $LEAVER ]; then
 	build/bin/spindlectl down $G
 	mark blk_rejoin_left
 	# shellcheck disable=SC2086
-	wait_for blk_rejoin_moved_on $others || exit 1
+	marked blk_rejoin_moved_on $others || exit 1
 	build/bin/spindlectl up "$CFG" || exit 1
 	ktap_diag "$(build/bin/spindlectl group show $G | head -n 1)"
 	ktap_check "no_device_while_connecting" create_fails "temporarily unavailable"
@@ -144,14 +118,14 @@ if [ "$ME" = $LEAVER ]; then
 		oflag=direct status=none 2>/dev/null"
 	mark blk_rejoin_stale
 	# shellcheck disable=SC2086
-	wait_for blk_rejoin_checked $others
+	marked blk_rejoin_checked $others
 else
 	ktap_check "view_without_the_leaver" view_is without
 	echo $HOLD_MS >/sys/module/spindle/parameters/fault_row_hold_ms
 	write_blocks 10 20 || ktap_diag "writes in the view without the leaver failed"
 	mark blk_rejoin_moved_on
 	ktap_check "view_with_the_leaver_again" view_is with
-	wait_for blk_rejoin_stale $LEAVER
+	marked blk_rejoin_stale $LEAVER
 	# more than the window (32): the leaver's stale device must give its
 	# deliveries back for the ring to go round
 	ktap_check "writes_past_a_window_complete" write_blocks 20 60
@@ -162,7 +136,7 @@ else
 	# that has them all, the other survivor's last writes too
 	mark blk_rejoin_written
 	# shellcheck disable=SC2086
-	wait_for blk_rejoin_written $others
+	marked blk_rejoin_written $others
 	sync "$DEV" || ktap_diag "the flush failed"
 	ktap_check "acknowledged_blocks_are_here" blk_acked_here
 	# shellcheck disable=SC2086

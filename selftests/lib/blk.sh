@@ -2,8 +2,13 @@
 # Helpers for the replicated block device's tests (sourced after
 # selftests/lib/spindle.sh and ktap.sh).  They use DEV (the device), ACKED
 # (a shared folder: one file a guest, the numbers of its acknowledged
-# blocks), SUMS (a shared folder for checksums), N (guests) and LOGDIR.  Guest K's block I is at 4 KiB block
-# K * 1024 + I.
+# blocks), SUMS (a shared folder for checksums), N (guests) and LOGDIR.
+# Guest K's block I is at 4 KiB block K * 1024 + I.
+
+# every test's module, knobs and (first) device
+BLK_KO=${SPINDLE_KO%/*}/blk/spindle_blk.ko
+P=/sys/module/spindle_blk/parameters
+DEV=/dev/spindle-blk0
 
 # blk_block K I: guest K's block I, one line of 4096 bytes
 blk_block() {

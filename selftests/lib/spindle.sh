@@ -96,6 +96,23 @@ barrier() {
 	done
 }
 
+# marked NAME GUEST...: wait (up to 120 s) until each GUEST marked NAME
+# (those guests only, where barrier waits for all)
+marked() {
+	_d=$SPINDLE_SHARED/barrier.$1
+	shift
+	for _t in $(seq 600); do
+		_all=1
+		for _k in "$@"; do
+			[ -e "$_d/$_k" ] || _all=0
+		done
+		[ $_all = 1 ] && return 0
+		sleep 0.2
+	done
+	echo "marked ${_d##*.}: not every one of $* got there" >&2
+	return 1
+}
+
 # my_addr: this guest's address on the test bed's switch (the node's word
 # of SPINDLE_ADDRS; 127.0.0.1 outside vmcluster)
 my_addr() {
