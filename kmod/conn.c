@@ -13,6 +13,7 @@
 
 #include "group.h"
 #include "peer.h"
+#include "trace.h"
 
 /*
  * For RoCE, rdma_cm derives the local ACK timeout from a fixed packet
@@ -175,6 +176,8 @@ static void spindle_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {	/* a doorbell took it */
+		trace_spindle_doorbell(conn->peer->g->id, conn->peer->id,
+				       be32_to_cpu(wc->ex.imm_data));
 		spindle_conn_post_recv(conn, rx);
 		return;
 	}

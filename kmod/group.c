@@ -27,6 +27,7 @@
 #include "peer.h"
 #include "subgroup.h"
 #include "xmit.h"
+#include "trace.h"
 
 /*
  * The groups up on this node, and those being taken down (off the first
@@ -101,6 +102,7 @@ void spindle_ring_doorbell(struct spindle_group *g)
 /* rxe calls this with its CQ lock held: wake the thread, nothing more */
 static void spindle_cq_event(struct ib_cq *cq, void *ctx)
 {
+	trace_spindle_cq_event(((struct spindle_group *)ctx)->id);
 	spindle_ring_doorbell(ctx);
 }
 

@@ -34,6 +34,7 @@
 #include "region.h"
 #include "fault.h"
 #include "spindle_compat.h"
+#include "trace.h"
 
 #define SPINDLE_MMAP_SHIFT	32
 
@@ -314,6 +315,8 @@ static int spindle_mark(struct spindle_file *f, const u32 *lens, u32 count)
 		WARN_ON_ONCE(ret);
 	}
 	spin_unlock_bh(&sub->lock);
+	if (!ret)
+		trace_spindle_ready(sub->group_id, sub->id, count, false);
 	spindle_sub_kick(sub);
 	return ret;
 }
@@ -512,6 +515,7 @@ static long spindle_ioc_recv(struct spindle_file *f, struct file *file,
 	smp_store_release(&f->qhead, f->qhead + n);
 	atomic64_add(n, &sub->recv_msgs);
 	spindle_hist_inc(sub->hist_recv_call, n);
+	trace_spindle_consume(sub->group_id, sub->id, n);
 	arg.count = n;
 done:
 	arg.pending = spindle_queued(f);

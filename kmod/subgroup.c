@@ -11,6 +11,7 @@
 
 #include "group.h"
 #include "subgroup.h"
+#include "trace.h"
 
 static void spindle_sub_release(struct kref *ref)
 {
@@ -242,8 +243,10 @@ int spindle_mark_ready(struct spindle_subgroup *sub, u64 pos, u32 len)
 	if (!ret)
 		ret = sp_sub_mark_ready(&sub->eng, pos - sub->pos_base, len);
 	spin_unlock_bh(&sub->lock);
-	if (!ret)
+	if (!ret) {
+		trace_spindle_ready(sub->group_id, sub->id, 1, false);
 		spindle_sub_kick(sub);
+	}
 	return ret;
 }
 EXPORT_SYMBOL_GPL(spindle_mark_ready);

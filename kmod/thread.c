@@ -71,7 +71,12 @@ static void spindle_turn_unlock(void *ctx)
 
 static u32 spindle_turn_take(void *ctx)
 {
-	return spindle_producer_take(((struct spindle_turn *)ctx)->sub);
+	struct spindle_subgroup *sub = ((struct spindle_turn *)ctx)->sub;
+	int n = spindle_producer_take(sub);
+
+	if (n)
+		trace_spindle_ready(sub->group_id, sub->id, n, true);
+	return n;
 }
 
 static void spindle_turn_limit(void *ctx)
@@ -332,7 +337,7 @@ int spindle_thread_fn(void *data)
 	u64 last_work = ktime_get_ns();
 
 	while (!kthread_should_stop()) {
-		u64 t0 = ktime_get_ns(), t1;
+		u64 t0 = ktime_get_ns(), t1, parked;
 		int work = spindle_pass(g);
 
 		/* a pass is over: spindle_thread_sync() counts them */
@@ -353,7 +358,9 @@ int spindle_thread_fn(void *data)
 			continue;
 		}
 		spindle_park(g, READ_ONCE(idle_ms));
-		g->idle_ns += ktime_get_ns() - t1;
+		parked = ktime_get_ns() - t1;
+		trace_spindle_wake(g->id, parked);
+		g->idle_ns += parked;
 		cond_resched();		/* a park may return at once */
 	}
 	return 0;

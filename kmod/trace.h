@@ -2,7 +2,8 @@
 /*
  * Tracepoints of spindle.ko (trace.c defines them).  Enough to rebuild a
  * timeline of a group: what each pass of the predicate thread published,
- * received and delivered, per subgroup, and how views changed.
+ * received and delivered, per subgroup, how views changed, and where one
+ * message spends its time on the way (the events at the end).
  *
  *   echo 1 > /sys/kernel/tracing/events/spindle/enable
  */
@@ -124,6 +125,108 @@ TRACE_EVENT(spindle_view_change,
 	    TP_printk("group=%u phase=%s view=%llu members=%#llx ms=%llu",
 		      __entry->group, __get_str(phase), __entry->view,
 		      __entry->members, __entry->ms)
+);
+
+/*
+ * The events along one message, for the latency breakdown
+ * (bench/breakdown): marked ready, published (spindle_send_batch), posted,
+ * the peer's doorbell, received, its counters back, delivered, consumed.
+ */
+
+/* Messages marked ready: found on the producer page by the thread, or by a call. */
+TRACE_EVENT(spindle_ready,
+	    TP_PROTO(u32 group, u32 subgroup, u32 msgs, bool page),
+	    TP_ARGS(group, subgroup, msgs, page),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, subgroup)
+			     __field(u32, msgs)
+			     __field(bool, page)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->subgroup = subgroup;
+			   __entry->msgs = msgs;
+			   __entry->page = page;
+	    ),
+	    TP_printk("group=%u subgroup=%u msgs=%u by=%s",
+		      __entry->group, __entry->subgroup, __entry->msgs,
+		      __entry->page ? "page" : "call")
+);
+
+/* One chain posted to a member: its writes, and the doorbells among them. */
+TRACE_EVENT(spindle_post,
+	    TP_PROTO(u32 group, u32 member, u32 wrs, u32 bells),
+	    TP_ARGS(group, member, wrs, bells),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, member)
+			     __field(u32, wrs)
+			     __field(u32, bells)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->member = member;
+			   __entry->wrs = wrs;
+			   __entry->bells = bells;
+	    ),
+	    TP_printk("group=%u member=%u wrs=%u bells=%u",
+		      __entry->group, __entry->member, __entry->wrs,
+		      __entry->bells)
+);
+
+/* The completion queue's event: it had a completion, and was armed. */
+TRACE_EVENT(spindle_cq_event,
+	    TP_PROTO(u32 group),
+	    TP_ARGS(group),
+	    TP_STRUCT__entry(__field(u32, group)),
+	    TP_fast_assign(__entry->group = group;),
+	    TP_printk("group=%u", __entry->group)
+);
+
+/* The predicate thread back from a park of @ns nanoseconds. */
+TRACE_EVENT(spindle_wake,
+	    TP_PROTO(u32 group, u64 ns),
+	    TP_ARGS(group, ns),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u64, ns)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->ns = ns;
+	    ),
+	    TP_printk("group=%u ns=%llu", __entry->group, __entry->ns)
+);
+
+/*
+ * A member's doorbell, polled from the completion queue: its counters
+ * landed.  @imm as the peer wrote it: a subgroup's index, or U32_MAX for a
+ * row (not checked here: nothing else reads it).
+ */
+TRACE_EVENT(spindle_doorbell,
+	    TP_PROTO(u32 group, u32 member, u32 imm),
+	    TP_ARGS(group, member, imm),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, member)
+			     __field(u32, imm)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->member = member;
+			   __entry->imm = imm;
+	    ),
+	    TP_printk("group=%u member=%u imm=%u",
+		      __entry->group, __entry->member, __entry->imm)
+);
+
+/* RECV handed a process @msgs entries of a subgroup's delivery queue. */
+TRACE_EVENT(spindle_consume,
+	    TP_PROTO(u32 group, u32 subgroup, u32 msgs),
+	    TP_ARGS(group, subgroup, msgs),
+	    TP_STRUCT__entry(__field(u32, group)
+			     __field(u32, subgroup)
+			     __field(u32, msgs)
+	    ),
+	    TP_fast_assign(__entry->group = group;
+			   __entry->subgroup = subgroup;
+			   __entry->msgs = msgs;
+	    ),
+	    TP_printk("group=%u subgroup=%u msgs=%u",
+		      __entry->group, __entry->subgroup, __entry->msgs)
 );
 
 #endif /* SPINDLE_TRACE_H */

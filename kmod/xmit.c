@@ -252,6 +252,16 @@ void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 	c->row_inflight = spindle_signal_last(peer);
 }
 
+/* The chain just posted, for the tracepoint: its writes and doorbells. */
+static void spindle_trace_post(const struct spindle_peer *peer, u32 n)
+{
+	u32 i, bells = 0;
+
+	for (i = 0; i < n; i++)
+		bells += peer->chain[i].wr.opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+	trace_spindle_post(peer->g->id, peer->id, n, bells);
+}
+
 /**
  * spindle_peer_flush - post a peer's chain with one ib_post_send()
  * @peer: a READY peer
@@ -285,6 +295,8 @@ int spindle_peer_flush(struct spindle_peer *peer)
 		return ret;
 	}
 	c->sq_posted += n;
+	if (trace_spindle_post_enabled())
+		spindle_trace_post(peer, n);
 	return n;
 }
 

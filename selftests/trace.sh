@@ -1,13 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Tracepoints (kmod/trace.h).  The spindle trace system lists its six
+# Tracepoints (kmod/trace.h).  The spindle trace system lists its twelve
 # events; with them enabled, a stream through a group of all the guests
 # fires the batch events with sane values: every send and deliver batch is
 # non-empty and names the stream's group and subgroup, the messages of the
 # send events add up to what this node sent, those of the deliver events to
 # what it delivered, and each deliver event's first seq is the seq of the
-# message the log has at that place.  Receive batches need peers: with one
-# guest the test skips them.  Views do not change here (selftests/host/
+# message the log has at that place; the events along a message (bench/
+# breakdown reads them) add up too: the messages marked ready to what this
+# node sent, those RECV handed out to what it delivered.  Receive batches,
+# posted chains with their doorbells, and the doorbells polled need peers:
+# with one guest the test skips them.  Views do not change here (selftests/host/
 # views.sh kills members), so suspect and view_change only have to exist
 # (a peer that leaves first may still make them fire: not checked).
 . selftests/lib/ktap.sh
@@ -16,7 +19,8 @@
 
 TR=/sys/kernel/tracing
 EV=$TR/events/spindle
-EVENTS="spindle_send_batch spindle_recv_batch spindle_deliver_batch spindle_null_send spindle_suspect spindle_view_change"
+EVENTS="spindle_send_batch spindle_recv_batch spindle_deliver_batch spindle_null_send spindle_suspect spindle_view_change
+	spindle_ready spindle_post spindle_cq_event spindle_wake spindle_doorbell spindle_consume"
 N=${SPINDLE_NODES:-1}
 G=31
 NAME=trace_stream
@@ -26,14 +30,14 @@ spindle_load || exit 1
 if [ ! -d $TR/events ]; then
 	mount -t tracefs nodev $TR || { echo "no tracefs" >&2; exit 4; }
 fi
-ktap_plan 7
+ktap_plan 10
 
 missing=
 for e in $EVENTS; do
 	[ -f "$EV/$e/format" ] || missing="$missing $e"
 done
 [ -n "$missing" ] && ktap_diag "missing:$missing"
-ktap_check "six_events_listed" [ -z "$missing" ]
+ktap_check "twelve_events_listed" [ -z "$missing" ]
 # each event's own fields (the common_* ones are every event's)
 for e in $EVENTS; do
 	ktap_diag "$e: $(awk -F'[\t;]' '/field:/ && !/common_/ { sub(/^ *field:/, "", $2); printf "%s%s", s, $2; s = "; " }' "$EV/$e/format" 2>/dev/null)"
@@ -117,6 +121,46 @@ d=$(ev spindle_deliver_batch | awk -v g=$G -v lf="$LOGDIR/$NAME.log" "{ $F"'
 ktap_diag "deliver batches, messages, bad: $d (delivered $delivered)"
 ktap_check "deliver_batches" sane "$d"
 ktap_check "deliver_total" sane "$d" "$delivered"
+
+# ready: "events messages bad", bad = empty or not ours
+y=$(ev spindle_ready | awk -v g=$G "{ $F"'
+	n++; m += f["msgs"]
+	if (f["group"] != g || f["subgroup"] != 0 || f["msgs"] < 1)
+		bad++
+} END { print n + 0, m + 0, bad + 0 }')
+ktap_diag "ready events, messages, bad: $y (sent $sent)"
+ktap_check "ready_total" sane "$y" "$sent"
+
+# consume: "events messages bad", as ready, against what was delivered
+c=$(ev spindle_consume | awk -v g=$G "{ $F"'
+	n++; m += f["msgs"]
+	if (f["group"] != g || f["subgroup"] != 0 || f["msgs"] < 1)
+		bad++
+} END { print n + 0, m + 0, bad + 0 }')
+ktap_diag "consume events, messages, bad: $c (delivered $delivered)"
+ktap_check "consume_total" sane "$c" "$delivered"
+
+# post and doorbell: "events doorbells bad"; a chain is never empty, and
+# counter pushes ring: some chains carry a doorbell, some arrive
+p=$(ev spindle_post | awk -v g=$G "{ $F"'
+	n++; b += f["bells"]
+	if (f["group"] != g || f["wrs"] < 1 || f["bells"] > f["wrs"])
+		bad++
+} END { print n + 0, b + 0, bad + 0 }')
+b=$(ev spindle_doorbell | awk -v g=$G "{ $F"'
+	n++
+	if (f["group"] != g)
+		bad++
+} END { print n + 0, n + 0, bad + 0 }')
+ktap_diag "posted chains, doorbells among them, bad: $p; doorbells polled: $b"
+posts_ok() {
+	sane "$p" && sane "$b" && [ "$(echo "$p" | cut -d' ' -f2)" -gt 0 ]
+}
+if [ "$N" -lt 2 ]; then
+	ktap_result skip "posts_and_doorbells" "one guest: no peers to write to"
+else
+	ktap_check "posts_and_doorbells" posts_ok
+fi
 
 ktap_check "events_disabled" [ "$(cat $EV/enable)" = 0 ]
 spindle_unload
