@@ -19,6 +19,16 @@ plot "bw_nodes.dat" u 1:2 w lp lw 2 t "spindle, all send", \
      "" u 1:7 w lp dt 2 t "baseline, one sends", \
      "" u 1:8 w lp lw 3 lc rgb "black" t "ib_write_bw 10 KB (one pair)"
 
+set output "messages_vs_nodes.png"
+set title "Messages delivered per second per guest, all senders, window 100 (ordered)"
+set ylabel "messages/s"
+set logscale y
+plot "msgs_nodes.dat" u 1:2 w lp lw 2 t "spindle, 1 B", \
+     "" u 1:3 w lp dt 2 t "baseline, 1 B", \
+     "" u 1:4 w lp lw 2 t "spindle, 10 KB", \
+     "" u 1:5 w lp dt 2 t "baseline, 10 KB"
+unset logscale y
+
 set output "spindle_vs_baseline.png"
 set title "Spindle / baseline throughput, all senders, window 100"
 set ylabel "ratio (messages/s)"

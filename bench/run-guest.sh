@@ -16,6 +16,8 @@
 #   copy      10 KB copied in and out instead of built in place
 #   coalesce  1 B, window 500, counter pushes not coalesced
 #   latency   spindle-lat: one sender, one message in flight
+#   breakdown the same with the events along a message traced (kmod/
+#             trace.h) into bench/trace-breakdown.txt, for bench/breakdown
 #   blk       fio's 4 KiB random writes (O_DIRECT) through the replicated
 #             block device (/dev/spindle-blk0, spindle_blk): guest 0 alone
 #             at queue depths 1 and 16, then every guest at once; and the
@@ -49,7 +51,7 @@ count() {	# count SIZE [baseline]
 	esac
 	echo $((c * SCALE))
 }
-STEPS=${BENCH_STEPS:-perftest sweep window unordered delayed copy coalesce latency blk}
+STEPS=${BENCH_STEPS:-perftest sweep window unordered delayed copy coalesce latency breakdown blk}
 N=${SPINDLE_NODES:?}
 OUT=$SPINDLE_OUT/bench
 RES=$OUT/results.jsonl
@@ -116,6 +118,40 @@ fio_run() {
 		.jobs[0].write | {tool: "fio", target: $t, iodepth: $qd, bs: 4096, node: $node,
 		  iops: .iops, lat_mean_us: (.clat_ns.mean / 1000),
 		  lat_p99_us: (.clat_ns.percentile["99.000000"] / 1000)}' "$_json")"
+}
+
+# breakdown: spindle-lat as in "latency", with the events along a message
+# traced (filtered to its group, clock mono) into $OUT/trace-breakdown.txt
+BREAKDOWN_EVENTS="spindle_ready spindle_send_batch spindle_post spindle_cq_event
+	spindle_wake spindle_doorbell spindle_recv_batch spindle_deliver_batch spindle_consume"
+breakdown_step() {
+	run=$((run + 1))
+	_g=$((200 + run))
+	_tr=/sys/kernel/tracing
+	[ -d $_tr/events ] || mount -t tracefs nodev $_tr
+	echo 0 >$_tr/tracing_on
+	echo mono >$_tr/trace_clock
+	echo 8192 >$_tr/buffer_size_kb
+	: >$_tr/trace
+	for _e in $BREAKDOWN_EVENTS; do
+		echo "group == $_g" >$_tr/events/spindle/$_e/filter
+		echo 1 >$_tr/events/spindle/$_e/enable
+	done
+	echo 1 >$_tr/tracing_on
+	barrier breakdown.go || return 1
+	_line=$(build/bin/spindle-lat --group $_g --port $((8000 + run)) \
+		--senders one --size 64 --messages 300 --timeout 180 2>>"$OUT/errors.log" |
+		grep '^{' | tail -n 1)
+	echo 0 >$_tr/tracing_on
+	for _e in $BREAKDOWN_EVENTS; do
+		echo 0 >$_tr/events/spindle/$_e/enable
+		echo 0 >$_tr/events/spindle/$_e/filter
+	done
+	cp $_tr/trace "$OUT/trace-breakdown.txt"
+	: >$_tr/trace
+	echo local >$_tr/trace_clock
+	record "breakdown-one-64" "$_line"
+	barrier breakdown.done
 }
 
 # blk: /dev/spindle-blk0 on a subgroup of every guest, then fio through it
@@ -205,6 +241,8 @@ for step in $STEPS; do
 			grep '^{' | tail -n 1)
 		record "latency-one-64" "$_line"
 		barrier latency.done ;;
+	breakdown)
+		breakdown_step ;;
 	blk)
 		spindle_load >/dev/null 2>&1
 		blk_step ;;
