@@ -94,11 +94,17 @@ s=$(ev spindle_send_batch | awk -v g=$G "{ $F"'
 ktap_diag "send batches, messages, bad: $s (sent $sent)"
 ktap_check "send_batches" sane "$s" "$sent"
 
-r=$(ev spindle_recv_batch | awk -v g=$G "{ $F"'
-	n++; h += f["hdrs"]
-	if (f["group"] != g || f["subgroup"] != 0 || f["hdrs"] < 1)
-		bad++
-} END { print n + 0, h + 0, bad + 0 }')
+# tally EVENT FIELD: "events total bad" of the stream's subgroup, FIELD
+# summed; bad = not ours, or FIELD empty
+tally() {
+	ev "$1" | awk -v g=$G -v k="$2" "{ $F"'
+		n++; t += f[k]
+		if (f["group"] != g || f["subgroup"] != 0 || f[k] < 1)
+			bad++
+	} END { print n + 0, t + 0, bad + 0 }'
+}
+
+r=$(tally spindle_recv_batch hdrs)
 ktap_diag "recv batches, headers, bad: $r"
 if [ "$N" -lt 2 ]; then
 	ktap_result skip "recv_batches" "one guest: no peers to receive from"
@@ -122,21 +128,12 @@ ktap_diag "deliver batches, messages, bad: $d (delivered $delivered)"
 ktap_check "deliver_batches" sane "$d"
 ktap_check "deliver_total" sane "$d" "$delivered"
 
-# ready: "events messages bad", bad = empty or not ours
-y=$(ev spindle_ready | awk -v g=$G "{ $F"'
-	n++; m += f["msgs"]
-	if (f["group"] != g || f["subgroup"] != 0 || f["msgs"] < 1)
-		bad++
-} END { print n + 0, m + 0, bad + 0 }')
+# messages marked ready, and handed out by RECV
+y=$(tally spindle_ready msgs)
 ktap_diag "ready events, messages, bad: $y (sent $sent)"
 ktap_check "ready_total" sane "$y" "$sent"
 
-# consume: "events messages bad", as ready, against what was delivered
-c=$(ev spindle_consume | awk -v g=$G "{ $F"'
-	n++; m += f["msgs"]
-	if (f["group"] != g || f["subgroup"] != 0 || f["msgs"] < 1)
-		bad++
-} END { print n + 0, m + 0, bad + 0 }')
+c=$(tally spindle_consume msgs)
 ktap_diag "consume events, messages, bad: $c (delivered $delivered)"
 ktap_check "consume_total" sane "$c" "$delivered"
 
