@@ -194,10 +194,13 @@ static void spindle_bell_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (!spindle_conn_current(conn))
 		return;
-	if (wc->status != IB_WC_SUCCESS)
+	if (wc->status != IB_WC_SUCCESS) {
 		spindle_wc_error(conn, wc, "doorbell");
-	else
-		conn->bells_owed++;	/* posted again at the end of the pass */
+		return;
+	}
+	conn->bells_owed++;	/* posted again at the end of the pass */
+	trace_spindle_doorbell(conn->peer->g->id, conn->peer->id,
+			       be32_to_cpu(wc->ex.imm_data));
 }
 
 static void spindle_err_done(struct ib_cq *cq, struct ib_wc *wc)

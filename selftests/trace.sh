@@ -81,7 +81,8 @@ sane() {
 	[ "$1" -gt 0 ] && [ "$3" = 0 ] && { [ -z "$4" ] || [ "$2" = "$4" ]; }
 }
 
-# the awk code that puts an event's fields in f[] (numbers as numbers)
+# the awk code that puts an event's fields in f[] (numbers as numbers;
+# it uses i, k and v)
 # shellcheck disable=SC2016
 F='delete f; for (i = 1; i <= NF; i++) { k = $i; sub(/=.*/, "", k); v = $i; sub(/^[^=]*=/, "", v); f[k] = v ~ /^[0-9]+$/ ? v + 0 : v }'
 
@@ -97,9 +98,9 @@ ktap_check "send_batches" sane "$s" "$sent"
 # tally EVENT FIELD: "events total bad" of the stream's subgroup, FIELD
 # summed; bad = not ours, or FIELD empty
 tally() {
-	ev "$1" | awk -v g=$G -v k="$2" "{ $F"'
-		n++; t += f[k]
-		if (f["group"] != g || f["subgroup"] != 0 || f[k] < 1)
+	ev "$1" | awk -v g=$G -v field="$2" "{ $F"'
+		n++; t += f[field]
+		if (f["group"] != g || f["subgroup"] != 0 || f[field] < 1)
 			bad++
 	} END { print n + 0, t + 0, bad + 0 }'
 }
