@@ -380,6 +380,7 @@ fail:
 	spindle_conn_free(conn);
 	return NULL;
 }
+
 ALLOW_ERROR_INJECTION(spindle_conn_alloc, NULL);
 
 /*
@@ -391,6 +392,7 @@ static noinline int spindle_conn_new_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 {
 	return rdma_create_qp(id, pd, attr);
 }
+
 ALLOW_ERROR_INJECTION(spindle_conn_new_qp, ERRNO);
 
 /*

@@ -508,6 +508,7 @@ static noinline int spindle_thread_create(struct spindle_group *g)
 	g->thread = thread;
 	return 0;
 }
+
 ALLOW_ERROR_INJECTION(spindle_thread_create, ERRNO);
 
 /* A group of @cfg, CONNECTING, with nothing made yet. */

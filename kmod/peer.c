@@ -728,6 +728,7 @@ int spindle_listen(struct spindle_group *g)
 		pr_warn("group %u: cannot listen: %d\n", g->id, ret);
 	return ret;
 }
+
 ALLOW_ERROR_INJECTION(spindle_listen, ERRNO);
 
 /**

@@ -765,6 +765,7 @@ int spindle_subdev_add(struct spindle_subgroup *sub)
 	sub->dev = dev;
 	return 0;
 }
+
 ALLOW_ERROR_INJECTION(spindle_subdev_add, ERRNO);
 
 void spindle_subdev_del(struct spindle_subgroup *sub)
