@@ -120,6 +120,14 @@ fio_run() {
 		  lat_p99_us: (.clat_ns.percentile["99.000000"] / 1000)}' "$_json")"
 }
 
+# lat_once: spindle-lat's JSON line, one sender, one 64 B message in flight,
+# in a group of this run's number
+lat_once() {
+	build/bin/spindle-lat --group $((200 + run)) --port $((8000 + run)) \
+		--senders one --size 64 --messages 300 --timeout 180 2>>"$OUT/errors.log" |
+		grep '^{' | tail -n 1
+}
+
 # breakdown: spindle-lat as in "latency", with the events along a message
 # traced (filtered to its group, clock mono) into $OUT/trace-breakdown.txt
 BREAKDOWN_EVENTS="spindle_ready spindle_send_batch spindle_post spindle_cq_event
@@ -134,18 +142,16 @@ breakdown_step() {
 	echo 8192 >$_tr/buffer_size_kb
 	: >$_tr/trace
 	for _e in $BREAKDOWN_EVENTS; do
-		echo "group == $_g" >$_tr/events/spindle/$_e/filter
-		echo 1 >$_tr/events/spindle/$_e/enable
+		echo "group == $_g" >"$_tr/events/spindle/$_e/filter"
+		echo 1 >"$_tr/events/spindle/$_e/enable"
 	done
 	echo 1 >$_tr/tracing_on
 	barrier breakdown.go || return 1
-	_line=$(build/bin/spindle-lat --group $_g --port $((8000 + run)) \
-		--senders one --size 64 --messages 300 --timeout 180 2>>"$OUT/errors.log" |
-		grep '^{' | tail -n 1)
+	_line=$(lat_once)
 	echo 0 >$_tr/tracing_on
 	for _e in $BREAKDOWN_EVENTS; do
-		echo 0 >$_tr/events/spindle/$_e/enable
-		echo 0 >$_tr/events/spindle/$_e/filter
+		echo 0 >"$_tr/events/spindle/$_e/enable"
+		echo 0 >"$_tr/events/spindle/$_e/filter"
 	done
 	cp $_tr/trace "$OUT/trace-breakdown.txt"
 	: >$_tr/trace
@@ -236,9 +242,7 @@ for step in $STEPS; do
 	latency)
 		run=$((run + 1))
 		barrier latency.go
-		_line=$(build/bin/spindle-lat --group $((200 + run)) --port $((8000 + run)) \
-			--senders one --size 64 --messages 300 --timeout 180 2>>"$OUT/errors.log" |
-			grep '^{' | tail -n 1)
+		_line=$(lat_once)
 		record "latency-one-64" "$_line"
 		barrier latency.done ;;
 	breakdown)
