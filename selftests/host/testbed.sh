@@ -5,7 +5,8 @@
 # hard-kills a guest without failing the run, at a time counted from its
 # command's start or from a barrier every guest reached; --partition cuts
 # guests off from the others, both ways; guests see each other and nothing
-# else; the splat scanner catches kernel reports, not user output; a
+# else; --boot-timeout counts the command's --timeout from the go-ahead,
+# not from the launch; the splat scanner catches kernel reports, not user output; a
 # cluster that never came up is the test bed's failure (exit 3), and
 # vmcluster_again boots it once more, keeping the first attempt.
 #   selftests/host/testbed.sh [OUTDIR]     prints KTAP
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/../.." || exit 1
 OUT=${1:-build/testbed}
 rm -rf "$OUT"
 mkdir -p "$OUT"
-ktap_plan 10
+ktap_plan 11
 # Each run's wall limit (vmcluster --timeout) covers its guests' boot as
 # well as its command: stock guests boot in under 40 s, a debug kernel's
 # (SPINDLE_VM_KERNEL: KASAN, lockdep) take minutes: 6.12-rt debug took
@@ -53,6 +54,17 @@ line=$(grep 'node 1: killed' "$OUT/killmark.log")
 ktap_diag "--kill 1@go+1: exit $rc; ${line:-not killed}"
 ktap_check "kill_counts_from_a_barrier" sh -c "[ $rc = 0 ] && [ ! -e '$OUT/killmark/node1/too_late' ] &&
 	echo '$line' | grep -Eq 'killed ([4-9]|[1-9][0-9])\.[0-9] s after its command started \(1\.[0-9] s after barrier go\)'"
+
+# --boot-timeout B --timeout 6: a 3 s command passes however long the
+# boot took (the check asks that the boot plus the command took longer
+# than 6 s, so that a limit counted from the launch would have failed it)
+scripts/vmcluster -n 1 --no-module --boot-timeout $LIMIT --timeout 6 --out "$OUT/boot" -- \
+	sleep 3 >"$OUT/boot.log" 2>&1
+rc=$?
+line=$(grep 'reached its peers' "$OUT/boot.log")
+ktap_diag "--boot-timeout $LIMIT --timeout 6, sleep 3: exit $rc; ${line:-no go-ahead line}"
+ktap_check "timeout_counts_from_the_go_ahead" sh -c "[ $rc = 0 ] &&
+	echo '$line' | grep -Eq 'peers ([3-9]|[1-9][0-9]+)\.[0-9] s after the launch: 6 s from now'"
 
 # --partition K@BARRIER+T: guest 2 cut off a second after the barrier;
 # then 0 and 1 still reach each other, and nobody reaches across

@@ -98,7 +98,8 @@ OUT=${1:-build/views}
 # vmcluster --kill K@views_delivering+T, selftests/views-guest) at 5-11 s
 # must fall well inside them.
 # SLACK: what each run may take beyond its stream (boot, teardown, the
-# final kmemleak scan).
+# final kmemleak scan; on the debug kernel the boot has a limit of its
+# own, see limits below).
 # The debug kernel is slower at all of it: a process start takes over a
 # second, its guests boot in over a minute, and the set-up took 13 s
 # and more (dmesg: module loaded at 61.0 s, group up at 67.3 s, the
@@ -132,6 +133,19 @@ slack() {
 		echo $((150 * $1))
 	else
 		echo $SLACK
+	fi
+}
+# limits N STREAM_S: vmcluster's wall limits (in $limit) for N guests whose
+# streams last STREAM_S s.  On the debug kernel the boot is not the test's:
+# the guests get 120 s each to boot and reach their peers (five 6.12-rt
+# debug guests took 180 s in one run and 300 s in another on the same
+# machine; leader_cascade ran out of its whole-run limit 8 s after the
+# survivors' view 2, in stop 44), and the command's STREAM_S + slack count
+# from there.  The views-guest's own --wait below is what bounds a change.
+limits() {
+	limit=(--timeout $(($2 + $(slack "$1"))))
+	if [ -n "${SPINDLE_VM_KERNEL:-}" ]; then
+		limit+=(--boot-timeout $((120 * $1)))
 	fi
 }
 UNTIL=(--views 1 --wait "$WAIT")
@@ -765,7 +779,8 @@ for sc in $scenarios; do
 		for v in ${victims//,/ }; do kills+=(--kill "$v@views_delivering+$at"); done
 		echo "# $name: kill $victims $at s after every stream delivered; node $fnode goes $faction once $fpoint in the change"
 		d=$OUT/$name
-		vmcluster_again "$d.log" -n $NODES --timeout $((SECS5 + $(slack $NODES))) --out "$d" "${kills[@]}" \
+		limits $NODES "$SECS5"
+		vmcluster_again "$d.log" -n $NODES "${limit[@]}" --out "$d" "${kills[@]}" \
 			-- selftests/views-guest "${UNTIL[@]}" "$SECS5" "${hostile[@]}"
 		judge "$name" check_fault_run "$fnode" "$fpoint" ${victims//,/ } "$fnode"
 		continue
@@ -776,7 +791,8 @@ for sc in $scenarios; do
 		NODES=${hmode#*/}
 		echo "# $name: nodes $victims cut off from the others $at s after every stream delivered"
 		d=$OUT/$name
-		vmcluster_again "$d.log" -n $NODES --timeout $((SECS5 + $(slack $NODES))) --out "$d" \
+		limits $NODES "$SECS5"
+		vmcluster_again "$d.log" -n $NODES "${limit[@]}" --out "$d" \
 			--partition "$victims@views_delivering+$at" \
 			-- selftests/views-guest "${UNTIL[@]}" "$SECS5"
 		judge "$name" check_partition "$d" ${victims//,/ }
@@ -788,7 +804,8 @@ for sc in $scenarios; do
 		NODES=5
 		echo "# $name: nodes $victims leave at $at s and start again, both at once"
 		d=$OUT/$name
-		vmcluster_again "$d.log" -n $NODES --timeout $((SECS5 + 8 + $(slack $NODES))) \
+		limits $NODES $((SECS5 + 8))
+		vmcluster_again "$d.log" -n $NODES "${limit[@]}" \
 			--out "$d" -- selftests/views-guest $((SECS5 + 8)) rejoin "$victims" "$at"
 		judge "$name" check_two_joiners "$d" ${victims//,/ }
 		continue
@@ -799,7 +816,8 @@ for sc in $scenarios; do
 		FINAL_VIEW=any
 		echo "# $name: node $victims leaves at $at s, starts again, and goes $faction once $fpoint as a joiner"
 		d=$OUT/$name
-		vmcluster_again "$d.log" -n 4 --timeout $((SECS + 8 + SLACK)) --out "$d" \
+		limits 4 $((SECS + 8))
+		vmcluster_again "$d.log" -n 4 "${limit[@]}" --out "$d" \
 			-- selftests/views-guest $((SECS + 8)) rejoin "$victims" "$at" 0 \
 			"$fpoint" "$faction"
 		judge "$name" check_fault_run "$victims" "$fpoint" "$victims"
@@ -812,7 +830,8 @@ for sc in $scenarios; do
 		IFS=/ read -r _ fnode fpoint faction <<<"$hmode"
 		echo "# $name: node $victims leaves at $at s and starts again; node $fnode goes $faction once $fpoint in the join"
 		d=$OUT/$name
-		vmcluster_again "$d.log" -n 4 --timeout $((SECS + 8 + SLACK)) --out "$d" \
+		limits 4 $((SECS + 8))
+		vmcluster_again "$d.log" -n 4 "${limit[@]}" --out "$d" \
 			-- selftests/views-guest $((SECS + 8)) rejoin "$victims" "$at" 0 \
 			"$fpoint" "$faction" "$fnode"
 		judge "$name" check_joiner_outlives "$d" "$victims" "$fnode" "$fpoint"
@@ -848,7 +867,8 @@ for sc in $scenarios; do
 	case "$hmode" in
 	"" | [0-9]*) streams_until=("${UNTIL[@]}") ;;	# a kill, a hostile guest
 	esac
-	vmcluster_again "$d.log" -n 4 --timeout $((secs + SLACK)) --out "$d" "${kills[@]}" \
+	limits 4 "$secs"
+	vmcluster_again "$d.log" -n 4 "${limit[@]}" --out "$d" "${kills[@]}" \
 		-- selftests/views-guest "${streams_until[@]}" "$secs" "${hostile[@]}"
 	rc=$?
 	if [ "$hmode" = stall ]; then
