@@ -55,16 +55,20 @@ ktap_diag "--kill 1@go+1: exit $rc; ${line:-not killed}"
 ktap_check "kill_counts_from_a_barrier" sh -c "[ $rc = 0 ] && [ ! -e '$OUT/killmark/node1/too_late' ] &&
 	echo '$line' | grep -Eq 'killed ([4-9]|[1-9][0-9])\.[0-9] s after its command started \(1\.[0-9] s after barrier go\)'"
 
-# --boot-timeout B --timeout 6: a 3 s command passes however long the
-# boot took (the check asks that the boot plus the command took longer
-# than 6 s, so that a limit counted from the launch would have failed it)
-scripts/vmcluster -n 1 --no-module --boot-timeout $LIMIT --timeout 6 --out "$OUT/boot" -- \
+# --boot-timeout B --timeout T: a command that takes less than T s from the
+# go-ahead (sleep 3, then the guest's own reports: 8-9 s on stock 6.1)
+# passes however long the boot took.  The check asks that the boot plus
+# the command took longer than T, so that a limit counted from the launch
+# would have failed it: T sits between the two (6.1 boots alone in 6-7 s).
+T=12
+[ -n "${SPINDLE_VM_KERNEL:-}" ] && T=90
+scripts/vmcluster -n 1 --no-module --boot-timeout $LIMIT --timeout $T --out "$OUT/boot" -- \
 	sleep 3 >"$OUT/boot.log" 2>&1
 rc=$?
-line=$(grep 'reached its peers' "$OUT/boot.log")
-ktap_diag "--boot-timeout $LIMIT --timeout 6, sleep 3: exit $rc; ${line:-no go-ahead line}"
+took=$(awk '$1 == "0" && $2 == "ok" { print $4 + $5 }' "$OUT/boot.log")
+ktap_diag "--boot-timeout $LIMIT --timeout $T, sleep 3: exit $rc; boot + command ${took:-?} s"
 ktap_check "timeout_counts_from_the_go_ahead" sh -c "[ $rc = 0 ] &&
-	echo '$line' | grep -Eq 'peers ([3-9]|[1-9][0-9]+)\.[0-9] s after the launch: 6 s from now'"
+	awk 'BEGIN { exit !(${took:-0} > $T) }'"
 
 # --partition K@BARRIER+T: guest 2 cut off a second after the barrier;
 # then 0 and 1 still reach each other, and nobody reaches across
