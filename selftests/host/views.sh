@@ -179,9 +179,10 @@ joiner_outlives_its_subgroup:3:7:rejoin_other/1/committed/die
 false_suspicion_member3:3:7:suspect partition_two_of_five:3,4:8:partition/5"
 # variations of the above on the protocol's side (the unit fuzz covers them
 # too): every run but one with VIEWS_EXTENDED=0 or VIEWS_SHARD (CI's)
+seven=partition_three_of_seven:4,5,6:8:partition/7
 extended="false_suspicion_leader0:0:7:suspect
 partition_leader_in_minority:0,1:8:partition/5
-partition_three_of_seven:4,5,6:8:partition/7
+$seven
 leader_cascade:0:8:fault/1/proposed/die
 leader_dies_wedged:4:8:fault/0/wedged/die
 joiner_dies_joining:3:7:rejoin_fault/joining/die
@@ -194,6 +195,17 @@ leader_dies_ready:4:8:fault/0/ready/die"
 # record; the join took 14 s, over the bound
 optional="stall_member2:2:6:stall
 two_joiners_at_once:3,4:7:rejoin_two"
+# On a debug kernel the partition of seven is optional too: seven KASAN +
+# lockdep guests on two host cores took 456 s to come up and 2-3 min more
+# to deliver, their links moving a write a second, and a live member went
+# unheard for 20 s (suspect_ms) before the cut (6.12-rt, seed 528): the
+# cut then split view 2's six three and three, no side had a majority,
+# both stopped; safe, but not the scenario.  The partitions of five test
+# the same change on the debug kernels.
+if [ -n "${SPINDLE_VM_KERNEL:-}" ]; then
+	extended=$(echo $extended | tr ' ' '\n' | grep -vx "$seven")
+	optional="$optional $seven"
+fi
 # With VIEWS_SHARD=I/3 (scripts/check: lane I of 3) each of the scenarios
 # above, not the extended ones, runs on exactly one kernel: CI's time (with
 # six core scenarios on every lane and the others shared, a clean CI run
