@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # Plots of a benchmark run; scripts/bench runs this in build/bench after
 # bench/summarize wrote the .dat files.  See bench/README.md.
-set terminal pngcairo size 900,560 font ",11"
+set terminal pngcairo size 900,560 font ",11" noenhanced
 set datafile missing "NaN"
 set key outside right
 set grid
+# points(F, C): how many numbers column C of F has; a run of a few steps
+# (scripts/bench --steps) leaves some files all NaN, and a plot of those
+# would end the script before the plots that have data
+points(f, c) = system(sprintf("awk '!/^#/ && $%d != \"NaN\" {n++} END {print n+0}' %s", c, f)) + 0
 
 set output "bandwidth_vs_nodes.png"
 set title "Delivered bandwidth per guest, 10 KB messages, window 100 (ordered)"
@@ -19,22 +23,26 @@ plot "bw_nodes.dat" u 1:2 w lp lw 2 t "spindle, all send", \
      "" u 1:7 w lp dt 2 t "baseline, one sends", \
      "" u 1:8 w lp lw 3 lc rgb "black" t "ib_write_bw 10 KB (one pair)"
 
-set output "messages_vs_nodes.png"
-set title "Messages delivered per second per guest, all senders, window 100 (ordered)"
-set ylabel "messages/s"
-set logscale y
-plot "msgs_nodes.dat" u 1:2 w lp lw 2 t "spindle, 1 B", \
-     "" u 1:3 w lp dt 2 t "baseline, 1 B", \
-     "" u 1:4 w lp lw 2 t "spindle, 10 KB", \
-     "" u 1:5 w lp dt 2 t "baseline, 10 KB"
+if (points("msgs_nodes.dat", 2) > 0) {
+	set output "messages_vs_nodes.png"
+	set title "Messages delivered per second per guest, all senders, window 100 (ordered)"
+	set ylabel "messages/s"
+	set logscale y
+	plot "msgs_nodes.dat" u 1:2 w lp lw 2 t "spindle, 1 B", \
+	     "" u 1:3 w lp dt 2 t "baseline, 1 B", \
+	     "" u 1:4 w lp lw 2 t "spindle, 10 KB", \
+	     "" u 1:5 w lp dt 2 t "baseline, 10 KB"
+}
 unset logscale y
 
-set output "spindle_vs_baseline.png"
-set title "Spindle / baseline throughput, all senders, window 100"
-set ylabel "ratio (messages/s)"
-plot "ratio.dat" u 1:2 w lp lw 2 t "1 B", "" u 1:3 w lp lw 2 t "128 B", \
-     "" u 1:4 w lp lw 2 t "1 KB", "" u 1:5 w lp lw 2 t "10 KB", \
-     10 w l dt 3 lc rgb "black" t "target 10x"
+if (points("ratio.dat", 2) > 0) {
+	set output "spindle_vs_baseline.png"
+	set title "Spindle / baseline throughput, all senders, window 100"
+	set ylabel "ratio (messages/s)"
+	plot "ratio.dat" u 1:2 w lp lw 2 t "1 B", "" u 1:3 w lp lw 2 t "128 B", \
+	     "" u 1:4 w lp lw 2 t "1 KB", "" u 1:5 w lp lw 2 t "10 KB", \
+	     10 w l dt 3 lc rgb "black" t "target 10x"
+}
 
 set output "latency.png"
 set title "Latency, one sender, one 64 B message in flight"
@@ -44,17 +52,19 @@ plot "lat.dat" u 1:2 w lp lw 2 t "spindle median (send to own delivery)", \
      "" u 1:4 w lp lw 3 lc rgb "black" t "ib_write_lat typical (one way)", \
      "" u 1:($4*3) w l dt 3 lc rgb "black" t "target: 3x ib_write_lat"
 
-set output "window.png"
-set title "Window size (all senders)"
-set xlabel "window (slots per sender)"
-set logscale x
-set xtics (16, 100, 500)
-set ylabel "MB/s (10 KB)"
-set y2label "messages/s (1 B)"
-set y2tics
-plot "window.dat" u 1:3 w lp lw 2 t "spindle 10 KB (MB/s)", \
-     "" u 1:4 w lp dt 2 t "baseline 10 KB (MB/s)", \
-     "" u 1:2 axes x1y2 w lp lw 2 t "spindle 1 B (messages/s)"
+if (points("window.dat", 3) > 0) {
+	set output "window.png"
+	set title "Window size (all senders)"
+	set xlabel "window (slots per sender)"
+	set logscale x
+	set xtics (16, 100, 500)
+	set ylabel "MB/s (10 KB)"
+	set y2label "messages/s (1 B)"
+	set y2tics
+	plot "window.dat" u 1:3 w lp lw 2 t "spindle 10 KB (MB/s)", \
+	     "" u 1:4 w lp dt 2 t "baseline 10 KB (MB/s)", \
+	     "" u 1:2 axes x1y2 w lp lw 2 t "spindle 1 B (messages/s)"
+}
 unset logscale x
 unset y2tics
 unset y2label
