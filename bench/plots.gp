@@ -5,25 +5,27 @@ set terminal pngcairo size 900,560 font ",11" noenhanced
 set datafile missing "NaN"
 set key outside right
 set grid
-# points(F, C): how many numbers column C of F has; a run of a few steps
-# (scripts/bench --steps) leaves some files all NaN, and a plot of those
-# would end the script before the plots that have data
-points(f, c) = system(sprintf("awk '!/^#/ && $%d != \"NaN\" {n++} END {print n+0}' %s", c, f)) + 0
+# points(F): how many numbers F has past its first column; a run of a few
+# steps (scripts/bench --steps) leaves some files all NaN, and a plot of
+# those would end the script before the plots that have data
+points(f) = system(sprintf("awk '!/^#/ { for (i = 2; i <= NF; i++) if ($i != \"NaN\") n++ } END { print n + 0 }' %s", f)) + 0
 
-set output "bandwidth_vs_nodes.png"
-set title "Delivered bandwidth per guest, 10 KB messages, window 100 (ordered)"
 set xlabel "guests"
-set ylabel "MB/s"
 set xtics 1
-plot "bw_nodes.dat" u 1:2 w lp lw 2 t "spindle, all send", \
-     "" u 1:3 w lp lw 2 t "spindle, half send", \
-     "" u 1:4 w lp lw 2 t "spindle, one sends", \
-     "" u 1:5 w lp dt 2 t "baseline, all send", \
-     "" u 1:6 w lp dt 2 t "baseline, half send", \
-     "" u 1:7 w lp dt 2 t "baseline, one sends", \
-     "" u 1:8 w lp lw 3 lc rgb "black" t "ib_write_bw 10 KB (one pair)"
+if (points("bw_nodes.dat") > 0) {
+	set output "bandwidth_vs_nodes.png"
+	set title "Delivered bandwidth per guest, 10 KB messages, window 100 (ordered)"
+	set ylabel "MB/s"
+	plot "bw_nodes.dat" u 1:2 w lp lw 2 t "spindle, all send", \
+	     "" u 1:3 w lp lw 2 t "spindle, half send", \
+	     "" u 1:4 w lp lw 2 t "spindle, one sends", \
+	     "" u 1:5 w lp dt 2 t "baseline, all send", \
+	     "" u 1:6 w lp dt 2 t "baseline, half send", \
+	     "" u 1:7 w lp dt 2 t "baseline, one sends", \
+	     "" u 1:8 w lp lw 3 lc rgb "black" t "ib_write_bw 10 KB (one pair)"
+}
 
-if (points("msgs_nodes.dat", 2) > 0) {
+if (points("msgs_nodes.dat") > 0) {
 	set output "messages_vs_nodes.png"
 	set title "Messages delivered per second per guest, all senders, window 100 (ordered)"
 	set ylabel "messages/s"
@@ -35,7 +37,7 @@ if (points("msgs_nodes.dat", 2) > 0) {
 }
 unset logscale y
 
-if (points("ratio.dat", 2) > 0) {
+if (points("ratio.dat") > 0) {
 	set output "spindle_vs_baseline.png"
 	set title "Spindle / baseline throughput, all senders, window 100"
 	set ylabel "ratio (messages/s)"
@@ -44,15 +46,17 @@ if (points("ratio.dat", 2) > 0) {
 	     10 w l dt 3 lc rgb "black" t "target 10x"
 }
 
-set output "latency.png"
-set title "Latency, one sender, one 64 B message in flight"
-set ylabel "µs"
-plot "lat.dat" u 1:2 w lp lw 2 t "spindle median (send to own delivery)", \
-     "" u 1:3 w lp dt 2 t "spindle p90", \
-     "" u 1:4 w lp lw 3 lc rgb "black" t "ib_write_lat typical (one way)", \
-     "" u 1:($4*3) w l dt 3 lc rgb "black" t "target: 3x ib_write_lat"
+if (points("lat.dat") > 0) {
+	set output "latency.png"
+	set title "Latency, one sender, one 64 B message in flight"
+	set ylabel "µs"
+	plot "lat.dat" u 1:2 w lp lw 2 t "spindle median (send to own delivery)", \
+	     "" u 1:3 w lp dt 2 t "spindle p90", \
+	     "" u 1:4 w lp lw 3 lc rgb "black" t "ib_write_lat typical (one way)", \
+	     "" u 1:($4*3) w l dt 3 lc rgb "black" t "target: 3x ib_write_lat"
+}
 
-if (points("window.dat", 3) > 0) {
+if (points("window.dat") > 0) {
 	set output "window.png"
 	set title "Window size (all senders)"
 	set xlabel "window (slots per sender)"
