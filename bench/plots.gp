@@ -73,7 +73,7 @@ unset logscale x
 unset y2tics
 unset y2label
 
-if (system("grep -vc '^#' hist.dat") + 0 == 0) exit
+if (points("hist.dat") == 0) exit
 set output "batch_sizes.png"
 set title "Batch sizes, 10 KB, all senders, window 100 (guest 0)"
 set xlabel "batch size (power-of-two bucket)"
