@@ -26,7 +26,7 @@ while [ $i -lt "$CYCLES" ]; do
 		continue
 	fi
 	bw_run "cycle${i}_traffic" --group $((60 + i)) --port "$(bw_port $((60 + i)))" \
-		--senders all --messages 500 --size 512 --window 32 --timeout 120
+		--senders all --messages 500 --size 512 --window 32 --stall 60
 	# every guest has delivered everything before any unloads
 	barrier "unload$i"
 	ktap_check "cycle${i}_unload" rmmod spindle

@@ -87,7 +87,7 @@ while [ $r -lt "$ROUNDS" ]; do
 	2) sleep 1.5 ;;
 	esac
 	bw_run "staggered_up_$r" --group $g --port "$(bw_port $g)" --senders all \
-		--messages 300 --size 256 --window 16 --timeout 120
+		--messages 300 --size 256 --window 16 --stall 60
 done
 echo 0 >$P/fault_cm_delay_ms
 ktap_check "no_group_failed_while_forming" sh -c "! dmesg | grep -q 'no more sends in this group'"

@@ -55,7 +55,7 @@ dmesg -C
 	tc qdisc change dev eth0 root netem loss $LOSS
 ) &
 bw_run loss_ordered_all_1k_w100 --group $G --port "$(bw_port 61)" --senders all \
-	--messages 1500 --size 1024 --window 100 --timeout 120
+	--messages 1500 --size 1024 --window 100 --stall 60
 wait
 ktap_diag "$(tc qdisc show dev eth0 root)"
 tc qdisc del dev eth0 root

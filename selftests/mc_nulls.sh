@@ -17,7 +17,7 @@ G=21
 ktap_plan 5
 bw_run nulls_sleepy_sender --group $G --port "$(bw_port 21)" --senders all \
 	--messages $MSGS --size 256 --window 16 --sleep-us 50000 --delayed one \
-	--keep-up --timeout 120
+	--keep-up --stall 60
 
 last=$(awk -v r=$((N - 1)) '$2 == r { i = $3 } END { print i + 0 }' "$LOGDIR/nulls_sleepy_sender.log")
 ktap_diag "slow sender (rank $((N - 1))) last index $last for $MSGS messages"

@@ -48,7 +48,7 @@ echo 0 >$EV/enable
 echo 1 >$TR/tracing_on
 echo 1 >$EV/enable
 bw_run $NAME --group $G --port "$(bw_port 31)" --senders all --messages 200 \
-	--size 64 --timeout 120
+	--size 64 --stall 60
 echo 0 >$EV/enable
 cat $TR/trace >"$TRACE"
 : >$TR/trace
