@@ -21,7 +21,9 @@
 # received it: sp_sub_caught_up(), whose unit test fails without that rule.
 # This case does not hit the window in which a member has received the
 # last messages and not yet delivered them; a slow guest in the streams
-# above did, once.)  Last, a reader that starts after a view change (3
+# above did, once.)  Then a stream that stops moving (2 guests or more):
+# spindle-bw --stall, the limit every stream here has, must end it with
+# a failure that says so.  Last, a reader that starts after a view change (3
 # guests or more): the last guest takes the group down, the others wait
 # for the view without it and then stream for 2 s (--seconds): each must
 # end when the senders of its view have ended, not wait for the one that
