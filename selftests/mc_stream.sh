@@ -47,22 +47,18 @@
 
 spindle_load || exit 1
 T="--stall 60"
-# On a debug kernel the streams carry half the messages: that lane is for
-# KASAN, lockdep and kmemleak, which see the same paths either way, and
-# the 6.12-rt debug guests streamed 2.5-3.9 times slower than 6.1's (stop 47)
-S=1
-on_debug_kernel && S=2
+# On a debug kernel the streams carry half the messages (bw_messages)
 N=${SPINDLE_NODES:-1}
 ktap_plan 19
-bw_run ordered_all_1k_w100   --group 11 --port "$(bw_port 1)" --senders all --messages $((1500 / S)) --size 1024 --window 100 $T
-bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages $((300 / S)) --size 1 --window 1 --no-producer $T
-bw_run ordered_one_max_w8    --group 13 --port "$(bw_port 3)" --senders one --messages $((400 / S)) --size 8192 --window 8 $T
-bw_run ordered_all_1b_w100   --group 14 --port "$(bw_port 4)" --senders all --messages $((3000 / S)) --size 1 --window 100 $T
-bw_run unordered_all_1k_w16  --group 15 --port "$(bw_port 5)" --mode unordered --senders all --messages $((1500 / S)) --size 1024 --window 16 --no-producer $T
-bw_run unordered_one_max_w1  --group 16 --port "$(bw_port 6)" --mode unordered --senders one --messages $((200 / S)) --size 4096 --window 1 $T
+bw_run ordered_all_1k_w100   --group 11 --port "$(bw_port 1)" --senders all --messages "$(bw_messages 1500)" --size 1024 --window 100 $T
+bw_run ordered_half_1b_w1    --group 12 --port "$(bw_port 2)" --senders half --messages "$(bw_messages 300)" --size 1 --window 1 --no-producer $T
+bw_run ordered_one_max_w8    --group 13 --port "$(bw_port 3)" --senders one --messages "$(bw_messages 400)" --size 8192 --window 8 $T
+bw_run ordered_all_1b_w100   --group 14 --port "$(bw_port 4)" --senders all --messages "$(bw_messages 3000)" --size 1 --window 100 $T
+bw_run unordered_all_1k_w16  --group 15 --port "$(bw_port 5)" --mode unordered --senders all --messages "$(bw_messages 1500)" --size 1024 --window 16 --no-producer $T
+bw_run unordered_one_max_w1  --group 16 --port "$(bw_port 6)" --mode unordered --senders one --messages "$(bw_messages 200)" --size 4096 --window 1 $T
 # the baseline (Derecho before Spindle, kept for comparison): the same
 # pass in steps of one message, each step's writes posted at once
-bw_run baseline_ordered_all_1k_w16 --group 24 --port "$(bw_port 14)" --senders all --messages $((600 / S)) --size 1024 --window 16 --baseline $T
+bw_run baseline_ordered_all_1k_w16 --group 24 --port "$(bw_port 14)" --senders all --messages "$(bw_messages 600)" --size 1024 --window 16 --baseline $T
 
 CFG=${SPINDLE_OUT:-/tmp}/late.conf
 gen_config "$CFG" 17 "$(bw_port 7)" "subgroup 0 members all senders all window 16 max_msg 256 mode ordered"

@@ -12,9 +12,6 @@
 . selftests/lib/bw.sh
 
 spindle_load || exit 1
-# half the messages on a debug kernel, as in mc_stream.sh
-S=1
-on_debug_kernel && S=2
 N=${SPINDLE_NODES:-1}
 G=31
 CFG=$LOGDIR/two_subgroups.conf
@@ -28,10 +25,10 @@ ktap_check "spindlectl_up" build/bin/spindlectl up "$CFG"
 in_sg1=0
 case ",$SG1," in *",${SPINDLE_NODE:-0},"*) in_sg1=1 ;; esac
 if [ $in_sg1 = 1 ]; then
-	( bw_run two_subgroups_sg7 --config "$CFG" --subgroup 7 --messages $((600 / S)) --size 2048 --stall 60 >"$LOGDIR/sg7.ktap" ) &
+	( bw_run two_subgroups_sg7 --config "$CFG" --subgroup 7 --messages "$(bw_messages 600)" --size 2048 --stall 60 >"$LOGDIR/sg7.ktap" ) &
 	pid=$!
 fi
-bw_run two_subgroups_sg0 --config "$CFG" --subgroup 0 --messages $((1000 / S)) --size 512 --stall 60
+bw_run two_subgroups_sg0 --config "$CFG" --subgroup 0 --messages "$(bw_messages 1000)" --size 512 --stall 60
 if [ $in_sg1 = 1 ]; then
 	wait $pid
 	cat "$LOGDIR/sg7.ktap" | grep -v '^ok\|^not ok' 
