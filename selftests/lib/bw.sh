@@ -38,8 +38,8 @@ bw_run() {
 # bw_messages N: how many messages a stream of N carries here: N, or half
 # of it on a debug kernel.  That lane is for KASAN, lockdep and kmemleak,
 # which see the same paths either way (the rings wrap the same per
-# window), and its guests streamed 2.5-3.9 times slower than stock ones
-# (stop 47: 6.12-rt debug against 6.1 debug)
+# window), and the 6.12-rt debug guests streamed 2.5-3.9 times slower
+# than the 6.1 debug guests (stop 47)
 bw_messages() {
 	if on_debug_kernel; then
 		echo $(($1 / 2))
