@@ -8,9 +8,11 @@
  * (payload, header, the counters block) and the counter bytes, the
  * predicate passes that did something, and the mean delivery batch; then
  * at light load (one message from every member at once, the group idle
- * before) the simulated rounds until the last member delivered them.  A
- * round is one pass of every member and most of the writes in flight
- * landing: it counts hops, not time.
+ * before) the simulated rounds until the last member delivered them; and,
+ * with one sender and one message in flight (spindle-lat's case), the
+ * writes every member posted per message while it was on its way and in
+ * all.  A round is one pass of every member and most of the writes in
+ * flight landing: it counts hops, not time.
  *
  *   build/unit/sim_scale [MESSAGES_PER_SENDER [SEEDS]]   (make sim-scale)
  *
@@ -25,9 +27,10 @@ static void print_row(u32 n, const char *what, const struct scale_cost *c, u32 s
 {
 	double k = seeds;
 
-	printf("%3u  %-8s %7.2f %7.2f %7.2f %9.1f %7.3f %6.1f %6.3f %7.3f %6.2f\n",
+	printf("%3u  %-8s %7.2f %7.2f %7.2f %9.1f %7.3f %6.1f %6.3f %7.3f %6.2f %8.2f %7.2f\n",
 	       n, what, c->payload / k, c->hdr / k, c->block / k, c->block_bytes / k,
-	       c->busy / k, c->batch / k, c->nulls / k, c->rounds / k, c->light / k);
+	       c->busy / k, c->batch / k, c->nulls / k, c->rounds / k, c->light / k,
+	       c->one_path / k, c->one_all / k);
 }
 
 int main(int argc, char **argv)
@@ -42,9 +45,10 @@ int main(int argc, char **argv)
 	}
 	printf("# per data message (one ordered subgroup, all send, window 16, up to 64 B; %u messages a sender, %u seeds):\n"
 	       "#   writes posted by kind (payload, hdr, block), counter bytes, busy passes per delivery,\n"
-	       "#   messages per delivery batch, nulls, rounds (saturated); rounds to the last delivery (light load: one message a member)\n",
+	       "#   messages per delivery batch, nulls, rounds (saturated); rounds to the last delivery (light load: one message a member);\n"
+	       "#   one sender, one message in flight (spindle-lat): writes per message by every member while it was on its way, and in all\n",
 	       per, seeds);
-	printf("  n  flavour  payload     hdr   block  blk_bytes    busy  batch  nulls  rounds  light\n");
+	printf("  n  flavour  payload     hdr   block  blk_bytes    busy  batch  nulls  rounds  light  one_path one_all\n");
 	for (z = 0; z < ARRAY_SIZE(sizes); z++) {
 		for (f = 0; f < 2; f++) {
 			u32 flags = f ? SP_GROUP_BASELINE : 0;
@@ -52,7 +56,8 @@ int main(int argc, char **argv)
 
 			for (seed = 1; seed <= seeds; seed++)
 				if (scale_saturated(sizes[z], flags, per, seed, &c) ||
-				    scale_light(sizes[z], flags, 20, seed, &c))
+				    scale_light(sizes[z], flags, 20, seed, &c) ||
+				    scale_one_sender(sizes[z], flags, 20, seed, &c))
 					return 1;
 			print_row(sizes[z], f ? "baseline" : "spindle", &c, seeds);
 			fflush(stdout);
