@@ -2,10 +2,9 @@
 /*
  * The simulated cluster (sim.h) at up to 32 members, one ordered subgroup
  * in which every member sends (or only member 0: scale_one_sender()), and
- * what its messages cost, counted: the
- * benchmark sim_scale.c prints it against the group size, test_scale.c
- * checks it.  Every run checks that each member delivered every message,
- * in the same order.
+ * what its messages cost, counted: the benchmark sim_scale.c prints it
+ * against the group size, test_scale.c checks it.  Every run checks that
+ * each member delivered every message, in the same order.
  */
 #ifndef SPINDLE_SCALE_H
 #define SPINDLE_SCALE_H
