@@ -707,10 +707,12 @@ fail:
  * spindle_group_owes - has a subgroup still something to push?
  * @g: group
  * @who: to which members (indices), of those whose connection is ready
+ * @lazy: count lazy changes of the engines' blocks too (sp_sub_due()):
+ *	what consumers released, which the others need only to reuse slots
  *
  * Return: whether any subgroup's engine has output for one of them.
  */
-bool spindle_group_owes(struct spindle_group *g, sp_mask_t who)
+bool spindle_group_owes(struct spindle_group *g, sp_mask_t who, bool lazy)
 {
 	u32 s, m;
 
@@ -722,7 +724,8 @@ bool spindle_group_owes(struct spindle_group *g, sp_mask_t who)
 
 			if (m != sub->eng.me && sp_mask_has(who, idx) &&
 			    spindle_peer_ready(g->peers[idx]) &&
-			    sp_sub_has_output(&sub->eng, m))
+			    (lazy ? sp_sub_has_output(&sub->eng, m) :
+			     sp_sub_due(&sub->eng, m, false)))
 				return true;
 		}
 	}
@@ -734,7 +737,7 @@ static bool spindle_group_drained(struct spindle_group *g)
 {
 	u32 i;
 
-	if (spindle_group_owes(g, ~(sp_mask_t)0))
+	if (spindle_group_owes(g, ~(sp_mask_t)0, true))
 		return false;
 	for (i = 0; i < g->cfg.nmembers; i++) {
 		struct spindle_peer *peer = g->peers[i];

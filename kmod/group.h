@@ -67,6 +67,8 @@ struct spindle_group {
 	u64 busy_ns;
 	u64 idle_ns;
 	u64 pass_max_ns;		/* the longest pass */
+	u64 lazy_since;			/* lazy block changes left since; 0: none */
+	bool flush_lazy;		/* the next pass pushes them */
 	u64 hist_pass[SP_HIST_BUCKETS];	/* passes by length: log2 of 65.5 us units */
 	struct dentry *dbg;
 
@@ -121,7 +123,7 @@ void spindle_group_remove_device(struct ib_device *ibdev);
 void spindle_ring_doorbell(struct spindle_group *g);
 void spindle_group_check_active(struct spindle_group *g);
 bool spindle_group_move(struct spindle_group *g, enum spindle_group_state to);
-bool spindle_group_owes(struct spindle_group *g, sp_mask_t who);
+bool spindle_group_owes(struct spindle_group *g, sp_mask_t who, bool lazy);
 
 /* thread.c: the predicate kthread */
 int spindle_thread_fn(void *data);

@@ -40,6 +40,10 @@ static unsigned int idle_ms = 100;
 module_param(idle_ms, uint, 0644);
 MODULE_PARM_DESC(idle_ms, "Longest a parked predicate thread sleeps without a doorbell, in milliseconds (default 100)");
 
+static unsigned int lazy_ms = 10;
+module_param(lazy_ms, uint, 0644);
+MODULE_PARM_DESC(lazy_ms, "Longest what consumers released waits to ride along with another push before it goes on its own, in milliseconds; 0 pushes it at once (default 10)");
+
 /* One subgroup's turn in a pass: the context of its sp_pass_ops. */
 struct spindle_turn {
 	struct spindle_group *g;
@@ -188,6 +192,8 @@ static int spindle_sub_pass(struct spindle_group *g, struct spindle_subgroup *su
 		flags |= SP_PASS_NO_PUBLISH;
 	if (g->cfg.flags & SP_GROUP_BASELINE)
 		flags |= SP_PASS_STEPWISE;
+	if (g->flush_lazy || !READ_ONCE(lazy_ms))
+		flags |= SP_PASS_FLUSH;
 	return sp_sub_pass(&sub->eng, &spindle_turn_ops, &t, flags);
 }
 
@@ -314,6 +320,32 @@ void spindle_thread_sync(struct spindle_group *g)
 }
 
 /*
+ * After a pass: are lazy changes of the engines' blocks (sp_sub_due())
+ * left?  Note since when; once they are lazy_ms old, the next pass pushes
+ * them.  Returns how long the thread may park: at most until then, or
+ * @idle; 0 when the next pass must not wait.
+ */
+static unsigned int spindle_lazy_wait(struct spindle_group *g, u64 now,
+				      unsigned int idle)
+{
+	u64 limit = (u64)READ_ONCE(lazy_ms) * NSEC_PER_MSEC, age;
+
+	if (!spindle_group_owes(g, ~(sp_mask_t)0, true)) {
+		g->lazy_since = 0;
+		g->flush_lazy = false;
+		return idle;
+	}
+	if (!g->lazy_since)
+		g->lazy_since = now;
+	age = now - g->lazy_since;
+	if (age >= limit) {
+		g->flush_lazy = true;
+		return 0;
+	}
+	return min_t(u64, idle, DIV_ROUND_UP_ULL(limit - age, NSEC_PER_MSEC));
+}
+
+/*
  * A pass's length, for debugfs: a long one holds back the soft NIC's
  * ACKs as much as our own work (its subgroup turns run with bottom halves
  * off).
@@ -339,6 +371,7 @@ int spindle_thread_fn(void *data)
 	while (!kthread_should_stop()) {
 		u64 t0 = ktime_get_ns(), t1, parked;
 		int work = spindle_pass(g);
+		unsigned int wait;
 
 		/* a pass is over: spindle_thread_sync() counts them */
 		atomic64_inc(&g->passes);
@@ -346,18 +379,19 @@ int spindle_thread_fn(void *data)
 			wake_up_all(&g->pass_wq);
 		t1 = ktime_get_ns();
 		spindle_pass_timed(g, t1 - t0);
+		wait = spindle_lazy_wait(g, t1, READ_ONCE(idle_ms));
 		if (work) {
 			g->busy_ns += t1 - t0;
 			last_work = t1;
 			cond_resched();
 			continue;
 		}
-		if (t1 - last_work < (u64)READ_ONCE(spin_us) * NSEC_PER_USEC) {
+		if (!wait || t1 - last_work < (u64)READ_ONCE(spin_us) * NSEC_PER_USEC) {
 			g->busy_ns += t1 - t0;
 			cond_resched();
 			continue;
 		}
-		spindle_park(g, READ_ONCE(idle_ms));
+		spindle_park(g, wait);
 		parked = ktime_get_ns() - t1;
 		trace_spindle_wake(g->id, parked);
 		g->idle_ns += parked;

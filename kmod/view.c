@@ -378,7 +378,7 @@ static bool spindle_vc_drain(void *ctx, sp_mask_t next)
 		if (spindle_peer_ready(peer) && peer->kc->sq_acked != peer->kc->sq_posted)
 			done = false;
 	}
-	return done && !spindle_group_owes(g, next);
+	return done && !spindle_group_owes(g, next, false);
 }
 
 /* Point a (new) engine at the memory of the members it has. */

@@ -11,28 +11,29 @@
 #include "ring.h"
 #include "order.h"
 
-static inline __le64 *sp_blk_received(struct sp_block *b)
-{
-	return &b->v[0];
-}
-
-static inline __le64 *sp_blk_released(struct sp_block *b, u32 nsenders)
-{
-	return &b->v[nsenders];
-}
-
 static inline struct sp_block *sp_my_block(struct sp_sub *sub)
 {
 	return sub->blocks[sub->me];
 }
 
-/* Store a counter into my block (only this thread writes it). */
-static inline bool sp_blk_set(struct sp_sub *sub, __le64 *field, u64 val)
+/*
+ * Store a counter into my block (only this thread writes it): a lazy one
+ * (sp_sub_due()) waits for the next push; any other makes one due.
+ */
+static inline bool sp_blk_lazy(struct sp_sub *sub, __le64 *field, u64 val)
 {
 	if (le64_to_cpu(*field) == val)
 		return false;
 	WRITE_ONCE(*field, cpu_to_le64(val));
 	sub->blk_ver++;
+	return true;
+}
+
+static inline bool sp_blk_set(struct sp_sub *sub, __le64 *field, u64 val)
+{
+	if (!sp_blk_lazy(sub, field, val))
+		return false;
+	sub->urg_ver = sub->blk_ver;
 	return true;
 }
 
@@ -81,8 +82,12 @@ int sp_sub_init(struct sp_sub *sub, const struct sp_group_cfg *cfg, u32 sub_inde
 		sub->max_receive = 1;
 		sub->no_nulls = true;
 	}
-	for (r = 0; r < c->nsenders; r++)
+	for (r = 0; r < c->nmembers; r++)
+		sub->member_rank[r] = -1;
+	for (r = 0; r < c->nsenders; r++) {
 		sub->rank_member[r] = (u32)sp_sub_member_pos(c, c->senders[r]);
+		sub->member_rank[sub->rank_member[r]] = (s32)r;
+	}
 
 	if (sub->my_rank >= 0) {
 		sub->slot_state = sp_zalloc(sub->window);
@@ -565,7 +570,7 @@ static void sp_released_below(const struct sp_sub *sub, u64 *below)
 	}
 }
 
-/* Publish what consumers have released into my block. */
+/* Publish what consumers have released into my block: lazily (sp_sub_due()). */
 static void sp_update_released(struct sp_sub *sub)
 {
 	struct sp_block *blk = sp_my_block(sub);
@@ -576,13 +581,13 @@ static void sp_update_released(struct sp_sub *sub)
 	sp_released_below(sub, below);
 	for (r = 0; r < sub->nsenders; r++)
 		if (below[r] != U64_MAX && below[r] > le64_to_cpu(rel[r]))
-			sp_blk_set(sub, &rel[r], below[r]);
+			sp_blk_lazy(sub, &rel[r], below[r]);
 	if (sub->mode == SP_MODE_ORDERED) {
 		u64 ds = sub->rel_descs == sub->dl_descs ? sub->dl_seq :
 			 sub->log[sp_ring_slot(sub->rel_descs, sub->log_size)].seq;
 
 		if (ds > le64_to_cpu(blk->deliv_seq))
-			sp_blk_set(sub, &blk->deliv_seq, ds);
+			sp_blk_lazy(sub, &blk->deliv_seq, ds);
 	}
 }
 
@@ -781,18 +786,21 @@ static u32 sp_run_bytes(const struct sp_sub *sub, const struct sp_run *run)
  * @room: work requests its send queue can take now
  * @block_ok: my block may go out now (false while an earlier push of it
  *	to this member is in flight: changes then wait and go out together)
+ * @flush: push lazy changes of my block too (sp_sub_due())
  * @out: at least SP_EMIT_MAX entries
  *
  * New slots go out as one write per contiguous run (two at the ring wrap),
  * then their headers likewise, then my block, whose hdr_pub announces them:
  * post them in this order on one QP.  With nothing new to publish, only a
- * changed block goes out.  Emits nothing unless all of it fits in @room.
- * Data never waits for @block_ok; the block that announces it does.
+ * changed block goes out, when sp_sub_due() says so.  Emits nothing unless
+ * all of it fits in @room.  Data never waits for @block_ok; the block that
+ * announces it does.
  * Return: number of writes in @out.
  */
 u32 sp_sub_emit(struct sp_sub *sub, u32 member, u32 room, bool block_ok,
-		struct sp_wr *out)
+		bool flush, struct sp_wr *out)
 {
+	s32 rank = sub->member_rank[member];
 	struct sp_run run[2];
 	u32 n = 0, nr, i;
 
@@ -826,7 +834,7 @@ u32 sp_sub_emit(struct sp_sub *sub, u32 member, u32 room, bool block_ok,
 		}
 		sub->tx_pay[member] = sub->pay_pub;
 		sub->tx_hdr[member] = sub->hdr_pub;
-	} else if (sub->pushed_ver[member] == sub->blk_ver || room < 1) {
+	} else if (!sp_sub_due(sub, member, flush) || room < 1) {
 		return 0;
 	}
 	if (!block_ok || sub->pushed_ver[member] == sub->blk_ver)
@@ -836,5 +844,8 @@ u32 sp_sub_emit(struct sp_sub *sub, u32 member, u32 room, bool block_ok,
 	out[n].len = sub->block_size;
 	n++;
 	sub->pushed_ver[member] = sub->blk_ver;
+	if (rank >= 0)
+		sub->tx_rel[member] =
+			le64_to_cpu(sp_blk_released(sp_my_block(sub), sub->nsenders)[rank]);
 	return n;
 }

@@ -68,6 +68,16 @@ struct sp_block {
 
 #define SP_BLOCK_FIXED	48
 
+static inline __le64 *sp_blk_received(struct sp_block *b)
+{
+	return &b->v[0];
+}
+
+static inline __le64 *sp_blk_released(struct sp_block *b, u32 nsenders)
+{
+	return &b->v[nsenders];
+}
+
 /* Header ring entries per sender: a data header per slot, and room for as
  * many null runs between them.
  */
@@ -195,6 +205,7 @@ struct sp_sub {
 	s32 my_rank;			/* my sender rank, -1 if I do not send */
 	u32 block_size;
 	u32 rank_member[SP_MAX_MEMBERS];	/* member position of each rank */
+	s32 member_rank[SP_MAX_MEMBERS];	/* sender rank of each member, or -1 */
 
 	/* memory, set by the owner before the first step */
 	struct sp_block *blocks[SP_MAX_MEMBERS];	/* by member position */
@@ -213,8 +224,10 @@ struct sp_sub {
 	u64 *hdr_end;			/* [hdr_slots] message count after it */
 	u64 tx_hdr[SP_MAX_MEMBERS];	/* headers emitted to each member */
 	u64 tx_pay[SP_MAX_MEMBERS];
-	u64 pushed_ver[SP_MAX_MEMBERS];
+	u64 pushed_ver[SP_MAX_MEMBERS];	/* blk_ver last pushed to each */
+	u64 tx_rel[SP_MAX_MEMBERS];	/* released[its rank] last pushed to each */
 	u64 blk_ver;			/* bumped whenever my block changes */
+	u64 urg_ver;			/* blk_ver of its last urgent change */
 
 	/* receiver side */
 	struct sp_rx rx[SP_MAX_MEMBERS];	/* by sender rank */
@@ -259,7 +272,7 @@ u32 sp_sub_deliver(struct sp_sub *sub, struct sp_desc *out, u32 max);
 void sp_sub_release(struct sp_sub *sub, u64 released_descs);
 int sp_sub_reclaim(struct sp_sub *sub);		/* owner's lock held */
 u32 sp_sub_emit(struct sp_sub *sub, u32 member, u32 room, bool block_ok,
-		struct sp_wr *out);
+		bool flush, struct sp_wr *out);
 bool sp_sub_caught_up(struct sp_sub *sub, u32 m);
 
 /* For view.c: the delivery cursor, one message at a time. */
@@ -278,11 +291,46 @@ static inline u64 sp_sub_ring_bytes(const struct sp_sub *sub)
 	return (u64)sub->window * sub->slot_size;
 }
 
-/* True when emit would write something to @member. */
+/*
+ * Does @member lack anything of mine: data, or any change of my block?
+ * Lazy changes (sp_sub_due()) included.
+ */
 static inline bool sp_sub_has_output(const struct sp_sub *sub, u32 member)
 {
 	return sub->pushed_ver[member] != sub->blk_ver ||
 	       (sub->my_rank >= 0 && sub->tx_hdr[member] != sub->hdr_pub);
+}
+
+/**
+ * sp_sub_due - should emit write to @member now?
+ * @sub: engine state
+ * @member: member position, not mine
+ * @flush: lazy changes too
+ *
+ * What peers need to make progress goes at once: my data and headers, and
+ * the counters that order and deliver them (hdr_pub, received[],
+ * recv_seq).  What consumers released (released[], deliv_seq) only lets
+ * senders reuse slots: it is lazy, and rides along with the next urgent
+ * push.  It goes on its own only when @flush (the owner's age limit), or
+ * when @member is a sender that lacks half a window of my releases of its
+ * messages, so a sender is never held for want of them.
+ */
+static inline bool sp_sub_due(const struct sp_sub *sub, u32 member, bool flush)
+{
+	s32 r = sub->member_rank[member];
+	u64 rel;
+
+	if (sub->my_rank >= 0 && sub->tx_hdr[member] != sub->hdr_pub)
+		return true;
+	if (sub->pushed_ver[member] == sub->blk_ver)
+		return false;
+	if (flush || sub->urg_ver > sub->pushed_ver[member])
+		return true;
+	if (r < 0)
+		return false;
+	rel = le64_to_cpu(READ_ONCE(sp_blk_released(sub->blocks[sub->me],
+						    sub->nsenders)[r]));
+	return rel - sub->tx_rel[member] >= max_t(u32, sub->window / 2, 1);
 }
 
 #endif /* SPINDLE_PROTO_ENGINE_H */

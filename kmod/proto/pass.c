@@ -42,24 +42,25 @@ static int sp_pass_publish(struct sp_sub *e, const struct sp_pass_ops *o,
 }
 
 /*
- * Queue what every ready member lacks: payload and headers first, then the
- * counter block when the transport lets it go, never more writes than fit
- * a member's send queue; with @now (the baseline) post each member's chain
- * as soon as it is queued.  Returns the writes queued.
+ * Queue what every ready member is due (sp_sub_due(); with @flush, lazy
+ * changes too): payload and headers first, then the counter block when the
+ * transport lets it go, never more writes than fit a member's send queue;
+ * with @now (the baseline) post each member's chain as soon as it is
+ * queued.  Returns the writes queued.
  */
 static u32 sp_pass_queue(struct sp_sub *e, const struct sp_pass_ops *o,
-			 void *ctx, bool now)
+			 void *ctx, bool now, bool flush)
 {
 	struct sp_wr w[SP_EMIT_MAX];
 	u32 m, i, n, room, queued = 0;
 
 	for (m = 0; m < e->nmembers; m++) {
-		if (m == e->me || !sp_sub_has_output(e, m))
+		if (m == e->me || !sp_sub_due(e, m, flush))
 			continue;
 		room = o->writes(ctx, m);
 		if (!room)
 			continue;
-		n = sp_sub_emit(e, m, room, o->block_ok(ctx, m), w);
+		n = sp_sub_emit(e, m, room, o->block_ok(ctx, m), flush, w);
 		for (i = 0; i < n; i++)
 			o->queue(ctx, m, &w[i]);
 		if (now && n)
@@ -69,13 +70,13 @@ static u32 sp_pass_queue(struct sp_sub *e, const struct sp_pass_ops *o,
 	return queued;
 }
 
-/* Does any member lack something of mine (sp_pass_queue() would emit)? */
-static bool sp_pass_owes(struct sp_sub *e)
+/* Is any member due something of mine (sp_pass_queue() would emit)? */
+static bool sp_pass_owes(struct sp_sub *e, bool flush)
 {
 	u32 m;
 
 	for (m = 0; m < e->nmembers; m++)
-		if (m != e->me && sp_sub_has_output(e, m))
+		if (m != e->me && sp_sub_due(e, m, flush))
 			return true;
 	return false;
 }
@@ -91,19 +92,19 @@ static bool sp_pass_owes(struct sp_sub *e)
 static int sp_pass_step(struct sp_sub *e, const struct sp_pass_ops *o,
 			void *ctx, u32 flags)
 {
-	bool now = flags & SP_PASS_STEPWISE;
+	bool now = flags & SP_PASS_STEPWISE, flush = sp_pass_flushes(flags);
 	int work, n, freed;
 
 	n = sp_pass_receive(e, o, ctx);
 	work = n;
 	o->lock(ctx);
 	if (now && n)
-		work += (int)sp_pass_queue(e, o, ctx, true);
+		work += (int)sp_pass_queue(e, o, ctx, true, flush);
 	if (!(flags & SP_PASS_NO_PUBLISH)) {
 		n = sp_pass_publish(e, o, ctx);
 		work += n;
 		if (now && n)
-			work += (int)sp_pass_queue(e, o, ctx, true);
+			work += (int)sp_pass_queue(e, o, ctx, true, flush);
 	}
 	freed = sp_sub_reclaim(e);
 	o->limit(ctx);
@@ -117,7 +118,7 @@ static int sp_pass_step(struct sp_sub *e, const struct sp_pass_ops *o,
 		work += n;
 		if (now && n) {
 			o->lock(ctx);
-			work += (int)sp_pass_queue(e, o, ctx, true);
+			work += (int)sp_pass_queue(e, o, ctx, true, flush);
 			o->unlock(ctx);
 		}
 	}
@@ -127,10 +128,10 @@ static int sp_pass_step(struct sp_sub *e, const struct sp_pass_ops *o,
 	 * moved (nothing else may move again to send it).
 	 */
 	if (!now) {
-		work += (int)sp_pass_queue(e, o, ctx, false);
-	} else if (sp_pass_owes(e)) {
+		work += (int)sp_pass_queue(e, o, ctx, false, flush);
+	} else if (sp_pass_owes(e, flush)) {
 		o->lock(ctx);
-		work += (int)sp_pass_queue(e, o, ctx, true);
+		work += (int)sp_pass_queue(e, o, ctx, true, flush);
 		o->unlock(ctx);
 	}
 	return work;
@@ -145,7 +146,9 @@ static int sp_pass_step(struct sp_sub *e, const struct sp_pass_ops *o,
  *	new is published, but what others sent is still received, delivered
  *	and acknowledged, and what changed still goes out;
  *	SP_PASS_STEPWISE for the baseline: steps of one message, each
- *	posted at once, repeated while they move (up to SP_PASS_STEP_BUDGET)
+ *	posted at once, repeated while they move (up to SP_PASS_STEP_BUDGET);
+ *	SP_PASS_FLUSH when the owner's lazy changes are old enough: push them
+ *	(both others imply it)
  *
  * A wedged engine delivers nothing: the trim decides what is left.
  * Return: how much moved (0: nothing to do).

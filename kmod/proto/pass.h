@@ -63,7 +63,14 @@ struct sp_pass_ops {
 enum sp_pass_flags {
 	SP_PASS_NO_PUBLISH = 1,		/* failed or stopping: nothing new */
 	SP_PASS_STEPWISE = 2,		/* the baseline: Derecho before Spindle */
+	SP_PASS_FLUSH = 4,		/* lazy block changes go out too */
 };
+
+/* Do @flags push lazy changes (sp_sub_due())?  Whenever nothing is new. */
+static inline bool sp_pass_flushes(u32 flags)
+{
+	return flags & (SP_PASS_FLUSH | SP_PASS_NO_PUBLISH | SP_PASS_STEPWISE);
+}
 
 /* Most a stepwise turn moves before the pass goes on to the others. */
 #define SP_PASS_STEP_BUDGET	256

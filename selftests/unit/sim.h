@@ -116,6 +116,7 @@ struct sim_node {
 	int frozen;		/* stalled: no passes, its NIC works on */
 	u64 writes;		/* writes this node posted */
 	u64 passes, busy;	/* predicate passes; those that did something */
+	u32 lazy_age;		/* passes that left lazy block changes behind */
 	/* views */
 	struct sp_vc vc;
 	struct sp_row_hdr rows[SIM_MAX_NODES];	/* mine at [me], copies */
@@ -138,6 +139,7 @@ struct sim {
 	int hold_blocks;	/* % of emits told to hold the block back */
 	int max_batch;		/* producer batch */
 	int views;		/* nodes run the view change */
+	u32 lazy_passes;	/* lazy changes flushed after this many (0: at once) */
 	u32 short_trim;		/* node + 1 that proposes half the trim (0: none) */
 	u32 refused;		/* trims refused by a member that stays */
 	u8 cut[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b are lost */
@@ -263,6 +265,7 @@ static inline void sim_setup(struct sim *s, u32 n, u32 flags, u64 seed)
 	s->rng = seed * 2654435761ULL + 88172645463325252ULL;
 	s->max_room = 16;
 	s->max_batch = 8;
+	s->lazy_passes = 4;
 	s->cfg.group_id = 1;
 	s->cfg.flags = flags;
 	s->cfg.nmembers = n;
@@ -753,8 +756,9 @@ static inline int sim_group_turn(void *ctx, u32 k)
 		return 0;
 	t->k = k;
 	return sp_sub_pass(&sim_turn_sg(t)->sub, &sim_turn_ops, t,
-			   t->s->cfg.flags & SP_GROUP_BASELINE ?
-			   SP_PASS_STEPWISE : 0);
+			   (t->s->cfg.flags & SP_GROUP_BASELINE ? SP_PASS_STEPWISE : 0) |
+			   (t->s->node[t->i].lazy_age >= t->s->lazy_passes ?
+			    SP_PASS_FLUSH : 0));
 }
 
 /* writes are in their queues as soon as queued: nothing to post */
@@ -772,8 +776,29 @@ static const struct sp_group_ops sim_group_ops = {
 };
 
 /*
+ * Has node @i lazy block changes (sp_sub_due()) left for a live member?
+ * The kernel's spindle_lazy_wait() asks the same after each pass.
+ */
+static inline bool sim_lazy_left(const struct sim *s, u32 i)
+{
+	const struct sim_node *nd = &s->node[i];
+	u32 k, m;
+
+	for (k = 0; k < s->cfg.nsubgroups; k++) {
+		const struct sim_sg *g = &nd->sg[k];
+
+		for (m = 0; g->in && m < g->sub.nmembers; m++)
+			if (m != g->sub.me && !s->node[g->pos_node[m]].dead &&
+			    sp_sub_has_output(&g->sub, m))
+				return true;
+	}
+	return false;
+}
+
+/*
  * One pass of node i's predicate thread: proto/pass.c's, as the kernel's
- * spindle_pass() runs it.  A node that stopped only says so (its
+ * spindle_pass() runs it.  Lazy changes go out once lazy_passes passes
+ * left them behind, as the kernel's do after lazy_ms.  A node that stopped only says so (its
  * connections are down: nothing else leaves it).  A row waits for the
  * block writes due before it (sim_vc_push()).
  */
@@ -785,6 +810,7 @@ static inline int sim_thread_pass(struct sim *s, u32 i)
 	if (s->node[i].failed)
 		return s->views ? sim_vc_push(s, i) : 0;
 	work = sp_group_pass(&sim_group_ops, &t, s->cfg.nsubgroups);
+	s->node[i].lazy_age = sim_lazy_left(s, i) ? s->node[i].lazy_age + 1 : 0;
 	s->node[i].passes++;
 	s->node[i].busy += work > 0;
 	return s->fault ? s->fault : work;

@@ -260,7 +260,7 @@ static bool simvc_drain(void *c, sp_mask_t next)
 			int p = g->in ? simvc_pos(g, b) : -1;
 
 			if (b != i && p >= 0 && sp_mask_has(next, b) && !s->node[b].dead &&
-			    sp_sub_has_output(&g->sub, (u32)p))
+			    sp_sub_due(&g->sub, (u32)p, false))
 				return false;	/* still to write */
 		}
 		if (!sim_qlen(s, i, b))
@@ -430,7 +430,7 @@ static inline bool sim_vc_owes(struct sim *s, u32 i)
 
 		for (m = 0; g->in && m < g->sub.nmembers; m++)
 			if (m != g->sub.me && !s->node[g->pos_node[m]].dead &&
-			    sp_sub_has_output(&g->sub, m))
+			    sp_sub_due(&g->sub, m, false))
 				return true;
 	}
 	return false;

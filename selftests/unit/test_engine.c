@@ -523,7 +523,7 @@ static void step_without_delivery(struct sim *s, u32 i)
 	for (m = 0; m < sub->nmembers; m++) {
 		if (m == sub->me)
 			continue;
-		n = sp_sub_emit(sub, m, 64, true, w);
+		n = sp_sub_emit(sub, m, 64, true, true, w);
 		for (k = 0; k < n; k++)
 			sim_post(s, i, s->node[i].sg[0].pos_node[m], 0, (int)w[k].kind,
 				 w[k].offset, w[k].len,
