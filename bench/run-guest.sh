@@ -16,6 +16,8 @@
 #   copy      10 KB copied in and out instead of built in place
 #   coalesce  1 B, window 500, counter pushes not coalesced
 #   latency   spindle-lat: one sender, one message in flight
+#   eager     lazy_ms 0 (what consumers released pushed at once, as before
+#             it rode along): latency, 10 KB window 100, 1 B window 500
 #   breakdown the same with the events along a message traced (kmod/
 #             trace.h) into bench/trace-breakdown.txt, for bench/breakdown
 #   blk       fio's 4 KiB random writes (O_DIRECT) through the replicated
@@ -245,6 +247,18 @@ for step in $STEPS; do
 		_line=$(lat_once)
 		record "latency-one-64" "$_line"
 		barrier latency.done ;;
+	eager)
+		echo 0 >/sys/module/spindle/parameters/lazy_ms
+		run=$((run + 1))
+		barrier eager.go
+		_line=$(lat_once)
+		record "eager-latency-one-64" "$_line"
+		barrier eager.done
+		bw "eager-all-10240-w100" --senders all --size 10240 --window 100 \
+			--messages "$(count 10240)"
+		bw "eager-all-1-w500" --senders all --size 1 --window 500 \
+			--messages "$(count 1)"
+		echo 10 >/sys/module/spindle/parameters/lazy_ms ;;
 	breakdown)
 		breakdown_step ;;
 	blk)

@@ -276,3 +276,19 @@ int bench_check(const void *p, uint32_t len, uint32_t rank, uint64_t k)
 			return -1;
 	return 0;
 }
+
+void bench_counters(struct bench *b, struct spindle_subgroup_info *out,
+		    uint64_t *busy_ns)
+{
+	struct spindle_group_status st;
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	*busy_ns = 0;
+	if (spindle_group_info(b->ctl, b->o.group_id, 0, &st))
+		return;
+	*busy_ns = st.info.busy_ns;
+	for (i = 0; i < st.info.nsubgroups; i++)
+		if (st.subgroups[i].id == b->o.subgroup_id)
+			*out = st.subgroups[i];
+}

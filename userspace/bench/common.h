@@ -46,6 +46,12 @@ const char *bench_common_usage(void);
 void bench_setup(struct bench *b, const char *tool);
 void bench_teardown(struct bench *b);
 double bench_now(void);
+/*
+ * The kernel's counters of our subgroup (writes posted, messages
+ * delivered, ...) and the group thread's busy time: zeros if unknown.
+ */
+void bench_counters(struct bench *b, struct spindle_subgroup_info *out,
+		    uint64_t *busy_ns);
 
 /* The payload of a sender's k-th data message: verifiable at every node. */
 static inline uint8_t bench_byte(uint32_t rank, uint64_t k, uint32_t i)

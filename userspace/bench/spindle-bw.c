@@ -312,21 +312,6 @@ static void print_hist(const char *name, const __u64 *h)
 
 static uint64_t thread_busy_ns;
 
-/* Kernel counters of this subgroup, for the JSON line. */
-static void subgroup_counters(struct spindle_subgroup_info *out)
-{
-	struct spindle_group_status st;
-	uint32_t i;
-
-	memset(out, 0, sizeof(*out));
-	if (spindle_group_info(b.ctl, b.o.group_id, 0, &st))
-		return;
-	thread_busy_ns = st.info.busy_ns;
-	for (i = 0; i < st.info.nsubgroups; i++)
-		if (st.subgroups[i].id == b.o.subgroup_id)
-			*out = st.subgroups[i];
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t next[SPINDLE_MAX_MEMBERS] = { 0 }, delivered = 0, bytes = 0;
@@ -508,7 +493,7 @@ int main(int argc, char **argv)
 	if (sending)
 		pthread_join(th, NULL);
 	spindle_done(h);
-	subgroup_counters(&si);
+	bench_counters(&b, &si, &thread_busy_ns);
 	if (t_first_slot && (!t_first || t_first_slot < t_first))
 		t_first = t_first_slot;
 	secs = t_last > t_first ? t_last - t_first : 0;

@@ -33,8 +33,9 @@ static double pct(const double *v, uint64_t n, double p)
 int main(int argc, char **argv)
 {
 	static struct bench b;
+	struct spindle_subgroup_info si;
 	struct spindle_handle *h;
-	uint64_t expected, delivered = 0, sent = 0, nlat = 0;
+	uint64_t expected, delivered = 0, sent = 0, nlat = 0, busy_ns;
 	double *lat, t_sent = 0, deadline, sum = 0;
 	int i, ret, waiting = 0, err = 0, busy = 0;
 
@@ -116,15 +117,19 @@ int main(int argc, char **argv)
 		}
 		delivered += n;
 	}
+	bench_counters(&b, &si, &busy_ns);
 	qsort(lat, nlat, sizeof(*lat), cmp_double);
 	printf("{\"tool\":\"spindle-lat\",\"node\":%u,\"nodes\":%u,\"senders\":%u,\"size\":%u,"
 	       "\"samples\":%" PRIu64 ",\"delivered\":%" PRIu64 ",\"expected\":%" PRIu64
 	       ",\"mean_us\":%.1f,\"min_us\":%.1f,\"median_us\":%.1f,\"p90_us\":%.1f,"
-	       "\"p99_us\":%.1f,\"max_us\":%.1f,\"busy_poll\":%d}\n",
+	       "\"p99_us\":%.1f,\"max_us\":%.1f,\"busy_poll\":%d,"
+	       "\"writes_posted\":%llu,\"writes_per_delivered\":%.4f}\n",
 	       b.self_id, h->info.nmembers, h->info.nsenders, b.o.size, nlat, delivered,
 	       expected, nlat ? sum / nlat * 1e6 : 0, pct(lat, nlat, 0) * 1e6,
 	       pct(lat, nlat, 0.5) * 1e6, pct(lat, nlat, 0.9) * 1e6,
-	       pct(lat, nlat, 0.99) * 1e6, nlat ? lat[nlat - 1] * 1e6 : 0, busy);
+	       pct(lat, nlat, 0.99) * 1e6, nlat ? lat[nlat - 1] * 1e6 : 0, busy,
+	       (unsigned long long)si.writes_posted,
+	       si.msgs_delivered ? (double)si.writes_posted / si.msgs_delivered : 0.0);
 	fflush(stdout);
 	free(lat);
 	bench_teardown(&b);
