@@ -18,6 +18,7 @@
 
 #include <linux/spindle.h>
 #include "proto/config.h"
+#include "proto/lazy.h"
 #include "proto/layout.h"
 #include "proto/vc.h"
 #include "proto/view.h"
@@ -67,8 +68,7 @@ struct spindle_group {
 	u64 busy_ns;
 	u64 idle_ns;
 	u64 pass_max_ns;		/* the longest pass */
-	u64 lazy_since;			/* lazy block changes left since; 0: none */
-	bool flush_lazy;		/* the next pass pushes them */
+	struct sp_lazy lazy;		/* lazy block changes left (thread.c) */
 	u64 hist_pass[SP_HIST_BUCKETS];	/* passes by length: log2 of 65.5 us units */
 	struct dentry *dbg;
 

@@ -192,7 +192,7 @@ static int spindle_sub_pass(struct spindle_group *g, struct spindle_subgroup *su
 		flags |= SP_PASS_NO_PUBLISH;
 	if (g->cfg.flags & SP_GROUP_BASELINE)
 		flags |= SP_PASS_STEPWISE;
-	if (g->flush_lazy || !READ_ONCE(lazy_ms))
+	if (g->lazy.flush || !READ_ONCE(lazy_ms))
 		flags |= SP_PASS_FLUSH;
 	return sp_sub_pass(&sub->eng, &spindle_turn_ops, &t, flags);
 }
@@ -320,29 +320,21 @@ void spindle_thread_sync(struct spindle_group *g)
 }
 
 /*
- * After a pass: are lazy changes of the engines' blocks (sp_sub_due())
- * left?  Note since when; once they are lazy_ms old, the next pass pushes
- * them.  Returns how long the thread may park: at most until then, or
- * @idle; 0 when the next pass must not wait.
+ * After a pass: lazy changes of the engines' blocks left (sp_sub_due())
+ * go out in a pass of their own once lazy_ms old (proto/lazy.h).
+ * Returns how long the thread may park: @idle, or less to flush in time;
+ * 0 when the next pass must not wait.
  */
 static unsigned int spindle_lazy_wait(struct spindle_group *g, u64 now,
 				      unsigned int idle)
 {
-	u64 limit = (u64)READ_ONCE(lazy_ms) * NSEC_PER_MSEC, age;
+	bool left = spindle_group_owes(g, ~(sp_mask_t)0, true);
+	u64 ns = sp_lazy_after_pass(&g->lazy, left, now,
+				    (u64)READ_ONCE(lazy_ms) * NSEC_PER_MSEC);
 
-	if (!spindle_group_owes(g, ~(sp_mask_t)0, true)) {
-		g->lazy_since = 0;
-		g->flush_lazy = false;
+	if (ns == U64_MAX)
 		return idle;
-	}
-	if (!g->lazy_since)
-		g->lazy_since = now;
-	age = now - g->lazy_since;
-	if (age >= limit) {
-		g->flush_lazy = true;
-		return 0;
-	}
-	return min_t(u64, idle, DIV_ROUND_UP_ULL(limit - age, NSEC_PER_MSEC));
+	return min_t(u64, idle, DIV_ROUND_UP_ULL(ns, NSEC_PER_MSEC));
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "../../kmod/proto/engine.h"
+#include "../../kmod/proto/lazy.h"
 #include "../../kmod/proto/order.h"
 #include "../../kmod/proto/pass.h"
 #include "../../kmod/proto/ring.h"
@@ -116,7 +117,7 @@ struct sim_node {
 	int frozen;		/* stalled: no passes, its NIC works on */
 	u64 writes;		/* writes this node posted */
 	u64 passes, busy;	/* predicate passes; those that did something */
-	u32 lazy_age;		/* passes that left lazy block changes behind */
+	struct sp_lazy lazy;	/* lazy block changes left, on a clock of passes */
 	/* views */
 	struct sp_vc vc;
 	struct sp_row_hdr rows[SIM_MAX_NODES];	/* mine at [me], copies */
@@ -757,7 +758,7 @@ static inline int sim_group_turn(void *ctx, u32 k)
 	t->k = k;
 	return sp_sub_pass(&sim_turn_sg(t)->sub, &sim_turn_ops, t,
 			   (t->s->cfg.flags & SP_GROUP_BASELINE ? SP_PASS_STEPWISE : 0) |
-			   (t->s->node[t->i].lazy_age >= t->s->lazy_passes ?
+			   (t->s->node[t->i].lazy.flush || !t->s->lazy_passes ?
 			    SP_PASS_FLUSH : 0));
 }
 
@@ -798,7 +799,7 @@ static inline bool sim_lazy_left(const struct sim *s, u32 i)
 /*
  * One pass of node i's predicate thread: proto/pass.c's, as the kernel's
  * spindle_pass() runs it.  Lazy changes go out once lazy_passes passes
- * left them behind, as the kernel's do after lazy_ms.  A node that stopped only says so (its
+ * old (proto/lazy.h), as the kernel's do once lazy_ms old.  A node that stopped only says so (its
  * connections are down: nothing else leaves it).  A row waits for the
  * block writes due before it (sim_vc_push()).
  */
@@ -810,8 +811,9 @@ static inline int sim_thread_pass(struct sim *s, u32 i)
 	if (s->node[i].failed)
 		return s->views ? sim_vc_push(s, i) : 0;
 	work = sp_group_pass(&sim_group_ops, &t, s->cfg.nsubgroups);
-	s->node[i].lazy_age = sim_lazy_left(s, i) ? s->node[i].lazy_age + 1 : 0;
 	s->node[i].passes++;
+	sp_lazy_after_pass(&s->node[i].lazy, sim_lazy_left(s, i), s->node[i].passes,
+			   s->lazy_passes);
 	s->node[i].busy += work > 0;
 	return s->fault ? s->fault : work;
 }

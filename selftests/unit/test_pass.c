@@ -343,3 +343,34 @@ TEST(baseline_sends_later_what_found_no_room)
 		TH_LOG("turn: %s", r.ev);
 	sim_free(&s);
 }
+
+/*
+ * Lazy changes (proto/lazy.h): they wait up to the limit, then one pass
+ * flushes them; what that pass could not push (a send queue full, a push
+ * in flight) waits for the completion that wakes the thread anyway, not
+ * for a thread polling with nothing to do.
+ */
+TEST(lazy_changes_flush_once_old_and_never_make_the_thread_poll)
+{
+	struct sp_lazy l = { 0 };
+
+	EXPECT_EQ(sp_lazy_after_pass(&l, false, 50, 10), U64_MAX);
+	EXPECT_EQ(sp_lazy_after_pass(&l, true, 100, 10), 10);
+	EXPECT_FALSE(l.flush);
+	EXPECT_EQ(sp_lazy_after_pass(&l, true, 105, 10), 5);
+	EXPECT_EQ(sp_lazy_after_pass(&l, true, 110, 10), 0);
+	EXPECT_TRUE(l.flush);
+	/* the flushing pass left some: no reason to poll */
+	EXPECT_EQ(sp_lazy_after_pass(&l, true, 111, 10), U64_MAX);
+	EXPECT_TRUE(l.flush);
+	EXPECT_EQ(sp_lazy_after_pass(&l, true, 500, 10), U64_MAX);
+	/* all out: the next ones wait their own limit */
+	EXPECT_EQ(sp_lazy_after_pass(&l, false, 501, 10), U64_MAX);
+	EXPECT_FALSE(l.flush);
+	EXPECT_EQ(sp_lazy_after_pass(&l, true, 600, 10), 10);
+	EXPECT_FALSE(l.flush);
+	/* no limit: flush after the first pass that left some */
+	l = (struct sp_lazy){ 0 };
+	EXPECT_EQ(sp_lazy_after_pass(&l, true, 700, 0), 0);
+	EXPECT_TRUE(l.flush);
+}
