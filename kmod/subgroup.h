@@ -65,7 +65,7 @@ struct spindle_subgroup {
 	 */
 	s32 my_rank;			/* configured sender rank, or -1 */
 	u32 cfg_rank[SP_MAX_MEMBERS];	/* configured rank of each engine rank */
-	u64 pos_base;			/* user position of engine position 0 */
+	u64 pos_base;			/* user position of engine position 0: a lap */
 	struct sp_bases base;		/* the group's bases of this subgroup */
 	u64 view_done;			/* view whose trim was applied */
 	u64 own_delivered;		/* my data messages delivered, all views */

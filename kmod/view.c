@@ -24,6 +24,7 @@
 #include "rows.h"
 #include "subgroup.h"
 #include "xmit.h"
+#include "proto/ring.h"
 #include "proto/view.h"
 #include "trace.h"
 
@@ -469,7 +470,8 @@ static int spindle_vc_reset(void *ctx, u64 view, sp_mask_t members)
 		*old = sub->eng;
 		sub->base = g->bases[s];
 		spindle_sub_wire(g, sub, &vcfg->subgroups[s], fresh[s]);
-		sub->pos_base = round_up(sub->pos_base + old->pay_reserved, sub->cfg.window);
+		/* every user position keeps its slot: the window need not be 2^n */
+		sub->pos_base = sp_ring_lap(sub->pos_base + old->pay_reserved, sub->cfg.window);
 		fresh[s]->stats = old->stats;
 		sub->eng = *fresh[s];
 		spindle_producer_reset(sub);

@@ -30,6 +30,18 @@ static inline u32 sp_ring_slot(u64 pos, u32 size)
 }
 
 /*
+ * sp_ring_lap - the first position at or after @pos whose slot is 0, in a
+ * ring of @size (> 0) entries: where a ring's numbering can start again so
+ * that a position keeps its slot.  Any size, not only powers of two.
+ */
+static inline u64 sp_ring_lap(u64 pos, u32 size)
+{
+	u32 slot = sp_ring_slot(pos, size);
+
+	return slot ? pos - slot + size : pos;
+}
+
+/*
  * sp_ring_valid - true when tail <= head <= tail + size.
  * Written without computing tail + size, which a forged tail could overflow.
  */

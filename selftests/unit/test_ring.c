@@ -14,6 +14,33 @@ TEST(ring_slot_wraps_at_any_size)
 	EXPECT_EQ(sp_ring_slot(~0ULL, 7), (u32)(~0ULL % 7));
 }
 
+/*
+ * A new view's numbering of a producer ring starts at a lap (kmod/view.c),
+ * so that every position keeps its slot: at a multiple of the window,
+ * whatever the window.  The kernel's round_up() is for powers of two only:
+ * with a window of 100 it turned 1913 into 1916, and every slot after a
+ * view change was read 16 places off the one the process wrote.
+ */
+TEST(ring_lap_is_a_multiple_of_any_size)
+{
+	static const u32 sizes[] = { 1, 2, 7, 16, 24, 48, 100, 500, 4096 };
+	u32 z;
+	u64 pos;
+
+	EXPECT_EQ(sp_ring_lap(1913, 100), 2000);
+	EXPECT_EQ(sp_ring_lap(2000, 100), 2000);
+	EXPECT_EQ(sp_ring_lap(0, 100), 0);
+	EXPECT_EQ(sp_ring_lap(1, 24), 24);
+	for (z = 0; z < ARRAY_SIZE(sizes); z++) {
+		for (pos = 0; pos < 3 * sizes[z] + 5; pos++) {
+			u64 lap = sp_ring_lap(pos, sizes[z]);
+
+			EXPECT_EQ(sp_ring_slot(lap, sizes[z]), 0);
+			EXPECT_TRUE(lap >= pos && lap - pos < sizes[z]);
+		}
+	}
+}
+
 TEST(ring_runs_split_at_wrap)
 {
 	struct sp_run run[2];
