@@ -11,13 +11,18 @@
 #   sweep     spindle and its baseline: all/half/one senders x 1 B, 128 B,
 #             1 KB, 10 KB (ordered, window 100)
 #   window    1 B and 10 KB at windows 16 and 500
+#   groups    of the sweep, only what messages_vs_nodes.png plots: spindle
+#             and its baseline, all senders, 1 B and 10 KB; what sweep
+#             runs with more than 4 guests, where all of it takes hours
 #   unordered 1 KB and 10 KB
 #   delayed   10 KB with one sender busy-waiting 100 us after each send
 #   copy      10 KB copied in and out instead of built in place
 #   coalesce  1 B, window 500, counter pushes not coalesced
 #   latency   spindle-lat: one sender, one message in flight
-#   eager     lazy_ms 0 (what consumers released pushed at once, as before
-#             it rode along): latency, 10 KB window 100, 1 B window 500
+#   ab        what consumers released rides along (lazy_ms 10, the
+#             default) against pushed at once (lazy_ms 0), interleaved:
+#             BENCH_AB_ROUNDS (4) rounds of spindle-lat, 10 KB window 100
+#             and 1 B window 500 under each, the order swapped every round
 #   breakdown the same with the events along a message traced (kmod/
 #             trace.h) into bench/trace-breakdown.txt, for bench/breakdown
 #   blk       fio's 4 KiB random writes (O_DIRECT) through the replicated
@@ -53,7 +58,7 @@ count() {	# count SIZE [baseline]
 	esac
 	echo $((c * SCALE))
 }
-STEPS=${BENCH_STEPS:-perftest sweep window unordered delayed copy coalesce latency breakdown blk}
+STEPS=${BENCH_STEPS:-perftest sweep window unordered delayed copy coalesce latency ab breakdown blk}
 N=${SPINDLE_NODES:?}
 OUT=$SPINDLE_OUT/bench
 RES=$OUT/results.jsonl
@@ -199,6 +204,32 @@ blk_step() {
 	barrier blk.done
 }
 
+# of the sweep, only what messages_vs_nodes.png plots
+groups_step() {
+	for size in 1 10240; do
+		bw "spindle-all-$size-w100" --senders all --size $size --window 100 \
+			--messages "$(count $size)"
+		bw "baseline-all-$size-w100" --senders all --size $size --window 100 \
+			--messages "$(count $size baseline)" --baseline
+	done
+}
+
+# ab_round KIND ROUND: step ab's runs under KIND (lazy: lazy_ms 10, the
+# default; eager: 0), named KIND-...-rROUND
+ab_round() {
+	[ "$1" = eager ] && echo 0 >/sys/module/spindle/parameters/lazy_ms ||
+		echo 10 >/sys/module/spindle/parameters/lazy_ms
+	run=$((run + 1))
+	barrier "ab.$1.$2.go"
+	_line=$(lat_once)
+	record "$1-latency-one-64-r$2" "$_line"
+	barrier "ab.$1.$2.done"
+	bw "$1-all-10240-w100-r$2" --senders all --size 10240 --window 100 \
+		--messages "$(count 10240)"
+	bw "$1-all-1-w500-r$2" --senders all --size 1 --window 500 \
+		--messages "$(count 1)"
+}
+
 for step in $STEPS; do
 	case $step in
 	perftest)
@@ -208,6 +239,10 @@ for step in $STEPS; do
 		PT_OPTS="-n 2000 -F"
 		perftest ib_write_lat 64 ;;
 	sweep)
+		if [ "$N" -gt 4 ]; then	# hours there: what the plot needs
+			groups_step
+			continue
+		fi
 		for s in all half one; do
 			for size in 1 128 1024 10240; do
 				bw "spindle-$s-$size-w100" --senders $s --size $size --window 100 \
@@ -216,6 +251,8 @@ for step in $STEPS; do
 					--messages "$(count $size baseline)" --baseline
 			done
 		done ;;
+	groups)
+		groups_step ;;
 	window)
 		for w in 16 500; do
 			for size in 1 10240; do
@@ -247,17 +284,14 @@ for step in $STEPS; do
 		_line=$(lat_once)
 		record "latency-one-64" "$_line"
 		barrier latency.done ;;
-	eager)
-		echo 0 >/sys/module/spindle/parameters/lazy_ms
-		run=$((run + 1))
-		barrier eager.go
-		_line=$(lat_once)
-		record "eager-latency-one-64" "$_line"
-		barrier eager.done
-		bw "eager-all-10240-w100" --senders all --size 10240 --window 100 \
-			--messages "$(count 10240)"
-		bw "eager-all-1-w500" --senders all --size 1 --window 500 \
-			--messages "$(count 1)"
+	ab)
+		for r in $(seq "${BENCH_AB_ROUNDS:-4}"); do
+			order="lazy eager"
+			[ $((r % 2)) = 0 ] && order="eager lazy"
+			for kind in $order; do
+				ab_round "$kind" "$r"
+			done
+		done
 		echo 10 >/sys/module/spindle/parameters/lazy_ms ;;
 	breakdown)
 		breakdown_step ;;
