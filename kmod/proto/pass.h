@@ -66,7 +66,11 @@ enum sp_pass_flags {
 	SP_PASS_FLUSH = 4,		/* lazy block changes go out too */
 };
 
-/* Do @flags push lazy changes (sp_sub_due())?  Whenever nothing is new. */
+/*
+ * Do @flags push lazy changes (sp_sub_due())?  When asked to, when nothing
+ * new is published any more (failed, stopping), and in the baseline, which
+ * pushes every change as Derecho did.
+ */
 static inline bool sp_pass_flushes(u32 flags)
 {
 	return flags & (SP_PASS_FLUSH | SP_PASS_NO_PUBLISH | SP_PASS_STEPWISE);
