@@ -444,9 +444,13 @@ static inline int sim_vc_push(struct sim *s, u32 i)
 
 	if (nd->vc.row_ver == nd->pushed_row)	/* a member that stops says so too */
 		return 0;
-	/* a drained or joining engine has nothing more to write */
-	if (nd->vc.phase != SP_VC_DRAINED && nd->vc.phase != SP_VC_JOINING &&
-	    sim_vc_owes(s, i))
+	/*
+	 * A drained or joining engine has nothing more to write; a node that
+	 * stopped writes nothing more (it takes no more passes) and must
+	 * still say so.
+	 */
+	if (!nd->failed && nd->vc.phase != SP_VC_DRAINED &&
+	    nd->vc.phase != SP_VC_JOINING && sim_vc_owes(s, i))
 		return 0;
 	for (b = 0; b < s->n; b++)
 		if (b != i && !s->node[b].dead)
