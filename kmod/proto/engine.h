@@ -311,9 +311,11 @@ static inline bool sp_sub_has_output(const struct sp_sub *sub, u32 member)
  * the counters that order and deliver them (hdr_pub, received[],
  * recv_seq).  What consumers released (released[], deliv_seq) only lets
  * senders reuse slots: it is lazy, and rides along with the next urgent
- * push.  It goes on its own only when @flush (the owner's age limit), or
- * when @member is a sender that lacks half a window of my releases of its
- * messages, so a sender is never held for want of them.
+ * push.  It goes on its own when @flush (the owner's age limit), and to a
+ * sender whose window may be running short for want of it: one that has
+ * sent half a window past the releases I last told it, when I have
+ * released more since.  A stream that fills its window gets every release
+ * at once; one message in flight lets them ride along.
  */
 static inline bool sp_sub_due(const struct sp_sub *sub, u32 member, bool flush)
 {
@@ -330,7 +332,8 @@ static inline bool sp_sub_due(const struct sp_sub *sub, u32 member, bool flush)
 		return false;
 	rel = le64_to_cpu(READ_ONCE(sp_blk_released(sub->blocks[sub->me],
 						    sub->nsenders)[r]));
-	return rel - sub->tx_rel[member] >= max_t(u32, sub->window / 2, 1);
+	return rel != sub->tx_rel[member] &&
+	       sub->rx[r].received - sub->tx_rel[member] >= max_t(u32, sub->window / 2, 1);
 }
 
 #endif /* SPINDLE_PROTO_ENGINE_H */
