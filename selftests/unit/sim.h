@@ -777,26 +777,6 @@ static const struct sp_group_ops sim_group_ops = {
 };
 
 /*
- * Has node @i lazy block changes (sp_sub_due()) left for a live member?
- * The kernel's spindle_lazy_wait() asks the same after each pass.
- */
-static inline bool sim_lazy_left(const struct sim *s, u32 i)
-{
-	const struct sim_node *nd = &s->node[i];
-	u32 k, m;
-
-	for (k = 0; k < s->cfg.nsubgroups; k++) {
-		const struct sim_sg *g = &nd->sg[k];
-
-		for (m = 0; g->in && m < g->sub.nmembers; m++)
-			if (m != g->sub.me && !s->node[g->pos_node[m]].dead &&
-			    sp_sub_has_output(&g->sub, m))
-				return true;
-	}
-	return false;
-}
-
-/*
  * One pass of node i's predicate thread: proto/pass.c's, as the kernel's
  * spindle_pass() runs it.  Lazy changes go out once lazy_passes passes
  * old (proto/lazy.h), as the kernel's do once lazy_ms old.  A node that stopped only says so (its
@@ -812,7 +792,7 @@ static inline int sim_thread_pass(struct sim *s, u32 i)
 		return s->views ? sim_vc_push(s, i) : 0;
 	work = sp_group_pass(&sim_group_ops, &t, s->cfg.nsubgroups);
 	s->node[i].passes++;
-	sp_lazy_after_pass(&s->node[i].lazy, sim_lazy_left(s, i), s->node[i].passes,
+	sp_lazy_after_pass(&s->node[i].lazy, sim_engines_owe(s, i, true), s->node[i].passes,
 			   s->lazy_passes);
 	s->node[i].busy += work > 0;
 	return s->fault ? s->fault : work;

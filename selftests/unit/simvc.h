@@ -419,10 +419,14 @@ static inline int sim_vc_pass(struct sim *s, u32 i)
 	return sp_vc_step(&nd->vc, &nd->rows[i], nd->rows, &simvc_ops, &simvc_ctx[i]);
 }
 
-/* Has node i block writes of its engines still to go out to live nodes? */
-static inline bool sim_vc_owes(struct sim *s, u32 i)
+/*
+ * Has node i writes of its engines still to go out to live nodes: what is
+ * due (sp_sub_due()), or with @lazy any change at all?  The kernel's
+ * spindle_group_owes().
+ */
+static inline bool sim_engines_owe(const struct sim *s, u32 i, bool lazy)
 {
-	struct sim_node *nd = &s->node[i];
+	const struct sim_node *nd = &s->node[i];
 	u32 k, m;
 
 	for (k = 0; k < s->cfg.nsubgroups; k++) {
@@ -430,10 +434,16 @@ static inline bool sim_vc_owes(struct sim *s, u32 i)
 
 		for (m = 0; g->in && m < g->sub.nmembers; m++)
 			if (m != g->sub.me && !s->node[g->pos_node[m]].dead &&
-			    sp_sub_due(&g->sub, m, false))
+			    (lazy ? sp_sub_has_output(&g->sub, m) :
+			     sp_sub_due(&g->sub, m, false)))
 				return true;
 	}
 	return false;
+}
+
+static inline bool sim_vc_owes(struct sim *s, u32 i)
+{
+	return sim_engines_owe(s, i, false);
 }
 
 /* Push my row when it changed, once the blocks it refers to went out. */
