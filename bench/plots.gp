@@ -50,10 +50,14 @@ if (points("lat.dat") > 0) {
 	set output "latency.png"
 	set title "Latency, one sender, one 64 B message in flight"
 	set ylabel "µs"
+	set logscale y
 	plot "lat.dat" u 1:2 w lp lw 2 t "spindle median (send to own delivery)", \
 	     "" u 1:3 w lp dt 2 t "spindle p90", \
-	     "" u 1:4 w lp lw 3 lc rgb "black" t "ib_write_lat typical (one way)", \
-	     "" u 1:($4*3) w l dt 3 lc rgb "black" t "target: 3x ib_write_lat"
+	     "" u 1:5 w lp lw 2 t "baseline median", \
+	     "" u 1:4 w lp lw 3 lc rgb "black" t "ib_write_lat typical (one way, polled)", \
+	     "" u 1:($4*3) w l dt 3 lc rgb "black" t "target: 3x ib_write_lat", \
+	     "" u 1:($6*2) w lp dt 4 lw 2 lc rgb "gray40" t "2x ib_send_lat -e, guest 0 to all at once"
+	unset logscale y
 }
 
 if (points("window.dat") > 0) {

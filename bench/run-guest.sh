@@ -7,7 +7,10 @@
 # $SPINDLE_OUT/bench/results.jsonl.  Runs send a fixed number of messages
 # per sender, by size (as Derecho's bandwidth_test): an ordered baseline
 # has no nulls, so its senders cannot stop on a clock.  Steps:
-#   perftest  ib_write_bw / ib_write_lat between guests 0 and 1 (the wire)
+#   perftest  ib_write_bw / ib_write_lat between guests 0 and 1 (the wire);
+#             ib_send_lat -e (both sides sleep on completion events, as an
+#             idle Spindle thread does) between them, and from guest 0 to
+#             every other guest at once
 #   sweep     spindle and its baseline: all/half/one senders x 1 B, 128 B,
 #             1 KB, 10 KB (ordered, window 100)
 #   window    1 B and 10 KB at windows 16 and 500
@@ -18,7 +21,8 @@
 #   delayed   10 KB with one sender busy-waiting 100 us after each send
 #   copy      10 KB copied in and out instead of built in place
 #   coalesce  1 B, window 500, counter pushes not coalesced
-#   latency   spindle-lat: one sender, one message in flight
+#   latency   spindle-lat: one sender, one message in flight; Spindle,
+#             then its baseline
 #   ab        what consumers released rides along (lazy_ms 10, the
 #             default) against pushed at once (lazy_ms 0), interleaved:
 #             BENCH_AB_ROUNDS (4) rounds of spindle-lat, 10 KB window 100
@@ -39,14 +43,25 @@
 SPINDLE_ACK_TIMEOUT=14
 . selftests/lib/spindle.sh
 
-# Four guests on two host cores can starve a guest's predicate thread for
-# seconds: the benchmark measures throughput, not failure detection.
-echo 10000 >/sys/module/spindle/parameters/suspect_ms 2>/dev/null
-
 SECS=${BENCH_SECONDS:-3}
 SCALE=${BENCH_SCALE:-1}
+STEPS=${BENCH_STEPS:-perftest sweep window unordered delayed copy coalesce latency ab breakdown blk}
+N=${SPINDLE_NODES:?}
 
-# messages per sender for a size: a few seconds of spindle, more of baseline
+# Four guests on two host cores can starve a guest's predicate thread for
+# seconds, eight for longer: the benchmark measures throughput, not failure
+# detection.
+suspect=10000
+[ "$N" -gt 4 ] && suspect=30000
+echo $suspect >/sys/module/spindle/parameters/suspect_ms 2>/dev/null
+# how long one run may take (a guard: a run that hits it has no result)
+RUN_TIMEOUT=240
+[ "$N" -gt 4 ] && RUN_TIMEOUT=600
+
+# messages per sender for a size: a few seconds of spindle, more of baseline;
+# beyond 4 guests 16/N^2 of that, as every guest delivers every sender's
+# stream and the baseline's cost per message grows with the group (at 4
+# guests its 1 B run already takes a minute)
 count() {	# count SIZE [baseline]
 	case "$1:${2:-}" in
 	1:|128:)		c=30000 ;;
@@ -56,10 +71,9 @@ count() {	# count SIZE [baseline]
 	1024:baseline)		c=4000 ;;
 	*:baseline)		c=1000 ;;
 	esac
+	[ "$N" -gt 4 ] && c=$((c * 16 / (N * N)))
 	echo $((c * SCALE))
 }
-STEPS=${BENCH_STEPS:-perftest sweep window unordered delayed copy coalesce latency ab breakdown blk}
-N=${SPINDLE_NODES:?}
 OUT=$SPINDLE_OUT/bench
 RES=$OUT/results.jsonl
 mkdir -p "$OUT"
@@ -81,33 +95,49 @@ bw() {
 	run=$((run + 1))
 	barrier "$_name.go" || return 1
 	_line=$(build/bin/spindle-bw --group $((200 + run)) --port $((8000 + run)) \
-		--timeout 240 "$@" 2>>"$OUT/errors.log" | grep '^{' | tail -n 1)
+		--timeout $RUN_TIMEOUT "$@" 2>>"$OUT/errors.log" | grep '^{' | tail -n 1)
 	record "$_name" "$_line"
 	barrier "$_name.done"
 }
 
-# perftest TOOL SIZE: guest 0 serves, guest 1 measures, the others wait
+# pt_json TOOL SIZE FILE: perftest's result line in FILE as one JSON line
+pt_json() {
+	if [ "$1" = ib_write_bw ]; then
+		awk -v s="$2" '/#bytes/ { getline; printf "{\"tool\":\"ib_write_bw\",\"size\":%d,\"MBps_peak\":%s,\"MBps\":%s}\n", s, $3, $4 }' "$3"
+	else
+		awk -v t="$1" -v s="$2" '/#bytes/ { getline; printf "{\"tool\":\"%s\",\"size\":%d,\"min_us\":%s,\"typical_us\":%s,\"mean_us\":%s,\"p99_us\":%s}\n", t, s, $3, $5, $6, $8 }' "$3"
+	fi
+}
+
+# pt_client TOOL SIZE NAME PORT: measure against guest 0's server on PORT
+# (retried until it listens) and record the result as NAME
+pt_client() {
+	_i=0
+	while [ $_i -lt 20 ]; do
+		sleep 0.5
+		timeout 120 "$1" -d rxe0 -x 1 -s "$2" -p "$4" $PT_OPTS "$A0" \
+			>"$OUT/$3.txt" 2>&1 && break
+		_i=$((_i + 1))
+	done
+	pt_json "$1" "$2" "$OUT/$3.txt" >"$OUT/$3.json"
+	record "$3" "$(cat "$OUT/$3.json")"
+}
+
+# perftest TOOL SIZE [NAME [PEERS]]: guest 0 serves, each of PEERS (default
+# guest 1) measures against it, all at once (guest 0 serves each on its own
+# port), the others wait
 perftest() {
-	_tool=$1 _size=$2 _name=$1-$2
+	_tool=$1 _size=$2 _name=${3:-$1-$2} _peers=${4:-1}
 	barrier "$_name.go" || return 1
-	case "$SPINDLE_NODE" in
-	0)	timeout 120 "$_tool" -d rxe0 -x 1 -s "$_size" $PT_OPTS >/dev/null 2>&1 ;;
-	1)	_i=0
-		while [ $_i -lt 20 ]; do
-			sleep 0.5
-			timeout 120 "$_tool" -d rxe0 -x 1 -s "$_size" $PT_OPTS "$A0" \
-				>"$OUT/$_name.txt" 2>&1 && break
-			_i=$((_i + 1))
+	if [ "$SPINDLE_NODE" = 0 ]; then
+		for _k in $_peers; do
+			timeout 120 "$_tool" -d rxe0 -x 1 -s "$_size" -p $((18515 + _k)) \
+				$PT_OPTS >/dev/null 2>&1 &
 		done
-		if [ "$_tool" = ib_write_bw ]; then
-			awk -v s="$_size" '/#bytes/ { getline; printf "{\"tool\":\"ib_write_bw\",\"size\":%d,\"MBps_peak\":%s,\"MBps\":%s}\n", s, $3, $4 }' \
-				"$OUT/$_name.txt" >"$OUT/$_name.json"
-		else
-			awk -v s="$_size" '/#bytes/ { getline; printf "{\"tool\":\"ib_write_lat\",\"size\":%d,\"min_us\":%s,\"typical_us\":%s,\"mean_us\":%s,\"p99_us\":%s}\n", s, $3, $5, $6, $8 }' \
-				"$OUT/$_name.txt" >"$OUT/$_name.json"
-		fi
-		record "$_name" "$(cat "$OUT/$_name.json")" ;;
-	esac
+		wait
+	elif echo " $_peers " | grep -q " $SPINDLE_NODE "; then
+		pt_client "$_tool" "$_size" "$_name" $((18515 + SPINDLE_NODE))
+	fi
 	barrier "$_name.done"
 }
 
@@ -127,11 +157,11 @@ fio_run() {
 		  lat_p99_us: (.clat_ns.percentile["99.000000"] / 1000)}' "$_json")"
 }
 
-# lat_once: spindle-lat's JSON line, one sender, one 64 B message in flight,
-# in a group of this run's number
+# lat_once [ARGS]: spindle-lat's JSON line, one sender, one 64 B message in
+# flight, in a group of this run's number
 lat_once() {
 	build/bin/spindle-lat --group $((200 + run)) --port $((8000 + run)) \
-		--senders one --size 64 --messages 300 --timeout 180 2>>"$OUT/errors.log" |
+		--senders one --size 64 --messages 300 --timeout 180 "$@" 2>>"$OUT/errors.log" |
 		grep '^{' | tail -n 1
 }
 
@@ -237,7 +267,15 @@ for step in $STEPS; do
 		perftest ib_write_bw 1024
 		perftest ib_write_bw 10240
 		PT_OPTS="-n 2000 -F"
-		perftest ib_write_lat 64 ;;
+		perftest ib_write_lat 64
+		# a round trip as Spindle's parked thread makes it: each side
+		# sleeps until a completion event wakes it (ib_write_lat polls)
+		PT_OPTS="-n 2000 -F -e"
+		perftest ib_send_lat 64 ib_send_lat_ev-64
+		# the same from guest 0 to every other guest at once
+		[ "$N" -gt 2 ] && perftest ib_send_lat 64 ib_send_lat_ev_fanout-64 \
+			"$(seq -s ' ' 1 $((N - 1)))"
+		;;
 	sweep)
 		if [ "$N" -gt 4 ]; then	# hours there: what the plot needs
 			groups_step
@@ -283,7 +321,12 @@ for step in $STEPS; do
 		barrier latency.go
 		_line=$(lat_once)
 		record "latency-one-64" "$_line"
-		barrier latency.done ;;
+		barrier latency.done
+		run=$((run + 1))
+		barrier latency-baseline.go
+		_line=$(lat_once --baseline)
+		record "latency-baseline-one-64" "$_line"
+		barrier latency-baseline.done ;;
 	ab)
 		for r in $(seq "${BENCH_AB_ROUNDS:-4}"); do
 			order="lazy eager"
