@@ -92,6 +92,10 @@ run=0
 
 # record NAME JSON-LINE: tag a result and keep it
 record() {
+	[ -n "$2" ] || {
+		echo "{\"run\":\"$1\",\"cluster\":$N,\"error\":\"no result\"}" >>"$RES"
+		return
+	}
 	echo "$2" | jq -c --arg run "$1" --argjson cluster "$N" \
 		'. + {run: $run, cluster: $cluster}' >>"$RES" 2>>"$OUT/errors.log" ||
 		echo "{\"run\":\"$1\",\"cluster\":$N,\"error\":\"no result\"}" >>"$RES"
@@ -134,18 +138,22 @@ pt_client() {
 
 # perftest TOOL SIZE [NAME [PEERS]]: guest 0 serves, each of PEERS (default
 # guest 1) measures against it, all at once (guest 0 serves each on its own
-# port), the others wait
+# port), the others wait.  Every call has ports of its own: a server's port
+# can still be in TIME_WAIT when the next one binds (with 6 and 8 guests the
+# second run on guest 1's port never listened).
+pt_port=18515
 perftest() {
 	_tool=$1 _size=$2 _name=${3:-$1-$2} _peers=${4:-1}
+	pt_port=$((pt_port + 10))
 	barrier "$_name.go" || return 1
 	if [ "$SPINDLE_NODE" = 0 ]; then
 		for _k in $_peers; do
-			timeout 120 "$_tool" -d rxe0 -x 1 -s "$_size" -p $((18515 + _k)) \
+			timeout 120 "$_tool" -d rxe0 -x 1 -s "$_size" -p $((pt_port + _k)) \
 				$PT_OPTS >/dev/null 2>&1 &
 		done
 		wait
 	elif echo " $_peers " | grep -q " $SPINDLE_NODE "; then
-		pt_client "$_tool" "$_size" "$_name" $((18515 + SPINDLE_NODE))
+		pt_client "$_tool" "$_size" "$_name" $((pt_port + SPINDLE_NODE))
 	fi
 	barrier "$_name.done"
 }
