@@ -126,10 +126,11 @@ pt_json() {
 # (retried until it listens) and record the result as NAME
 pt_client() {
 	_i=0
+	: >"$OUT/$3.txt"
 	while [ $_i -lt 20 ]; do
 		sleep 0.5
 		timeout 120 "$1" -d rxe0 -x 1 -s "$2" -p "$4" $PT_OPTS "$A0" \
-			>"$OUT/$3.txt" 2>&1 && break
+			>>"$OUT/$3.txt" 2>&1 && break
 		_i=$((_i + 1))
 	done
 	pt_json "$1" "$2" "$OUT/$3.txt" >"$OUT/$3.json"
@@ -149,7 +150,7 @@ perftest() {
 	if [ "$SPINDLE_NODE" = 0 ]; then
 		for _k in $_peers; do
 			timeout 120 "$_tool" -d rxe0 -x 1 -s "$_size" -p $((pt_port + _k)) \
-				$PT_OPTS >/dev/null 2>&1 &
+				$PT_OPTS >"$OUT/$_name.server$_k.txt" 2>&1 &
 		done
 		wait
 	elif echo " $_peers " | grep -q " $SPINDLE_NODE "; then
