@@ -139,9 +139,10 @@ pt_client() {
 
 # perftest TOOL SIZE [NAME [PEERS]]: guest 0 serves, each of PEERS (default
 # guest 1) measures against it, all at once (guest 0 serves each on its own
-# port), the others wait.  Every call has ports of its own: a server's port
-# can still be in TIME_WAIT when the next one binds (with 6 and 8 guests the
-# second run on guest 1's port never listened).
+# port), the others wait.  Every call has ports of its own, so no server
+# binds a port the one before may have left in TIME_WAIT.  (A client that
+# found no server in 20 tries, seen in 4 of 9 cluster runs, was not that:
+# it happened with these ports too; NAME.serverK.txt keeps guest 0's side.)
 pt_port=18515
 perftest() {
 	_tool=$1 _size=$2 _name=${3:-$1-$2} _peers=${4:-1}
