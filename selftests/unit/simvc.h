@@ -441,11 +441,6 @@ static inline bool sim_engines_owe(const struct sim *s, u32 i, bool lazy)
 	return false;
 }
 
-static inline bool sim_vc_owes(struct sim *s, u32 i)
-{
-	return sim_engines_owe(s, i, false);
-}
-
 /* Push my row when it changed, once the blocks it refers to went out. */
 static inline int sim_vc_push(struct sim *s, u32 i)
 {
@@ -460,7 +455,7 @@ static inline int sim_vc_push(struct sim *s, u32 i)
 	 * still say so.
 	 */
 	if (!nd->failed && nd->vc.phase != SP_VC_DRAINED &&
-	    nd->vc.phase != SP_VC_JOINING && sim_vc_owes(s, i))
+	    nd->vc.phase != SP_VC_JOINING && sim_engines_owe(s, i, false))
 		return 0;
 	for (b = 0; b < s->n; b++)
 		if (b != i && !s->node[b].dead)
