@@ -466,6 +466,7 @@ void spindle_peer_refresh(struct spindle_peer *peer)
 	if (c != peer->kc) {
 		peer->kc = c;
 		peer->chain_len = 0;
+		peer->chain_rows = 0;
 	}
 	peer->kc_ready = c && st == SPINDLE_CONN_READY;
 	if (c && READ_ONCE(c->qp_event)) {

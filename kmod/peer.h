@@ -46,6 +46,7 @@ struct spindle_peer {
 	struct ib_rdma_wr *chain;	/* [SPINDLE_SQ_DEPTH] */
 	struct ib_sge *chain_sge;
 	u32 chain_len;
+	u32 chain_rows;			/* of them, row pushes (tracing) */
 	struct spindle_region *stage;	/* snapshots of blocks being pushed */
 	u32 stage_entry;
 };

@@ -152,23 +152,28 @@ TRACE_EVENT(spindle_ready,
 		      __entry->page ? "page" : "call")
 );
 
-/* One chain posted to a member: its writes, and the doorbells among them. */
+/*
+ * One chain posted to a member: its writes, the doorbells among them, and
+ * the row pushes among them (heartbeats and view changes, not messages).
+ */
 TRACE_EVENT(spindle_post,
-	    TP_PROTO(u32 group, u32 member, u32 wrs, u32 bells),
-	    TP_ARGS(group, member, wrs, bells),
+	    TP_PROTO(u32 group, u32 member, u32 wrs, u32 bells, u32 rows),
+	    TP_ARGS(group, member, wrs, bells, rows),
 	    TP_STRUCT__entry(__field(u32, group)
 			     __field(u32, member)
 			     __field(u32, wrs)
 			     __field(u32, bells)
+			     __field(u32, rows)
 	    ),
 	    TP_fast_assign(__entry->group = group;
 			   __entry->member = member;
 			   __entry->wrs = wrs;
 			   __entry->bells = bells;
+			   __entry->rows = rows;
 	    ),
-	    TP_printk("group=%u member=%u wrs=%u bells=%u",
+	    TP_printk("group=%u member=%u wrs=%u bells=%u rows=%u",
 		      __entry->group, __entry->member, __entry->wrs,
-		      __entry->bells)
+		      __entry->bells, __entry->rows)
 );
 
 /* The completion queue's event: it had a completion, and was armed. */

@@ -245,21 +245,29 @@ void spindle_peer_queue_row(struct spindle_peer *peer, bool bell)
 
 	if (unlikely(spindle_hostile_mode(g)) && spindle_hostile_row(peer, loff, bell))
 		return;
+	u32 n;
+
 	memcpy(peer->stage->vaddr + loff, g->out_meta->vaddr, g->row_bytes);
-	if (!spindle_queue_range(peer, &c->l_stage, loff, &c->w_meta, 0,
-				 g->row_bytes, bell, U32_MAX))
+	n = spindle_queue_range(peer, &c->l_stage, loff, &c->w_meta, 0,
+				g->row_bytes, bell, U32_MAX);
+	if (!n)
 		return;
+	peer->chain_rows += n;
 	c->row_inflight = spindle_signal_last(peer);
 }
 
-/* The chain just posted, for the tracepoint: its writes and doorbells. */
-static void spindle_trace_post(const struct spindle_peer *peer, u32 n)
+/*
+ * The chain just posted, for the tracepoint: its writes, the doorbells
+ * among them, and how many were row pushes (heartbeats, view changes).
+ */
+static void spindle_trace_post(const struct spindle_peer *peer, u32 n,
+			       u32 rows)
 {
 	u32 i, bells = 0;
 
 	for (i = 0; i < n; i++)
 		bells += peer->chain[i].wr.opcode == IB_WR_RDMA_WRITE_WITH_IMM;
-	trace_spindle_post(peer->g->id, peer->id, n, bells);
+	trace_spindle_post(peer->g->id, peer->id, n, bells, rows);
 }
 
 /**
@@ -272,11 +280,12 @@ int spindle_peer_flush(struct spindle_peer *peer)
 {
 	const struct ib_send_wr *bad = NULL;
 	struct spindle_conn *c = peer->kc;
-	u32 n = peer->chain_len, i;
+	u32 n = peer->chain_len, rows = peer->chain_rows, i;
 	int ret;
 
 	if (!n)
 		return 0;
+	peer->chain_rows = 0;
 	/* when draining, for teardown or a view change, every chain ends signaled */
 	if (READ_ONCE(peer->g->stopping) || peer->g->vc.phase != SP_VC_NORMAL)
 		spindle_signal_last(peer);
@@ -296,7 +305,7 @@ int spindle_peer_flush(struct spindle_peer *peer)
 	}
 	c->sq_posted += n;
 	if (trace_spindle_post_enabled())
-		spindle_trace_post(peer, n);
+		spindle_trace_post(peer, n, rows);
 	return n;
 }
 

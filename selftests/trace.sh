@@ -139,10 +139,12 @@ ktap_diag "consume events, messages, bad: $c (delivered $delivered)"
 ktap_check "consume_total" sane "$c" "$delivered"
 
 # post and doorbell: "events doorbells bad"; a chain is never empty, and
-# counter pushes ring: some chains carry a doorbell, some arrive
+# counter pushes ring: some chains carry a doorbell, some arrive; the row
+# pushes a chain carries are counted apart, and are some of its writes
 p=$(ev spindle_post | awk -v g=$G "{ $F"'
 	n++; b += f["bells"]
-	if (f["group"] != g || f["wrs"] < 1 || f["bells"] > f["wrs"])
+	if (f["group"] != g || f["wrs"] < 1 || f["bells"] > f["wrs"] ||
+	    f["rows"] == "" || f["rows"] + 0 > f["wrs"] + 0)
 		bad++
 } END { print n + 0, b + 0, bad + 0 }')
 b=$(ev spindle_doorbell | awk -v g=$G "{ $F"'
