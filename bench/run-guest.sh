@@ -30,6 +30,7 @@
 #             default) against pushed at once (lazy_ms 0), interleaved:
 #             BENCH_AB_ROUNDS (4) rounds of spindle-lat, 10 KB window 100
 #             and 1 B window 500 under each, the order swapped every round
+#             (BENCH_AB_KINDS, default "latency 10240 1", picks among them)
 #   breakdown the same with the events along a message traced (kmod/
 #             trace.h) into bench/trace-breakdown.txt, for bench/breakdown
 #   blk       fio's 4 KiB random writes (O_DIRECT) through the replicated
@@ -282,15 +283,21 @@ delay_run() {
 ab_round() {
 	[ "$1" = eager ] && echo 0 >/sys/module/spindle/parameters/lazy_ms ||
 		echo 10 >/sys/module/spindle/parameters/lazy_ms
-	run=$((run + 1))
-	barrier "ab.$1.$2.go"
-	_line=$(lat_once)
-	record "$1-latency-one-64-r$2" "$_line"
-	barrier "ab.$1.$2.done"
-	bw "$1-all-10240-w100-r$2" --senders all --size 10240 --window 100 \
-		--messages "$(count 10240)"
-	bw "$1-all-1-w500-r$2" --senders all --size 1 --window 500 \
-		--messages "$(count 1)"
+	case " ${BENCH_AB_KINDS:-latency 10240 1} " in *" latency "*)
+		run=$((run + 1))
+		barrier "ab.$1.$2.go"
+		_line=$(lat_once)
+		record "$1-latency-one-64-r$2" "$_line"
+		barrier "ab.$1.$2.done" ;;
+	esac
+	case " ${BENCH_AB_KINDS:-latency 10240 1} " in *" 10240 "*)
+		bw "$1-all-10240-w100-r$2" --senders all --size 10240 --window 100 \
+			--messages "$(count 10240)" ;;
+	esac
+	case " ${BENCH_AB_KINDS:-latency 10240 1} " in *" 1 "*)
+		bw "$1-all-1-w500-r$2" --senders all --size 1 --window 500 \
+			--messages "$(count 1)" ;;
+	esac
 }
 
 for step in $STEPS; do

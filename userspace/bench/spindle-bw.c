@@ -505,7 +505,8 @@ int main(int argc, char **argv)
 	       "\"messages_per_sender\":%" PRIu64 ",\"delivered\":%" PRIu64 ",\"expected\":%" PRIu64
 	       ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"MBps\":%.3f,\"msgs_per_sec\":%.1f,"
 	       "\"sent\":%" PRIu64 ",\"send_seconds\":%.6f,\"send_calls\":%" PRIu64
-	       ",\"wake_calls\":%" PRIu64
+	       ",\"wake_calls\":%" PRIu64 ",\"window_waits\":%" PRIu64
+	       ",\"window_wait_s\":%.6f"
 	       ",\"recv_calls\":%" PRIu64 ",\"syscalls_per_sent\":%.4f,\"msgs_per_recv\":%.2f,"
 	       "\"writes_posted\":%llu,\"writes_per_delivered\":%.4f,\"nulls_sent\":%llu,"
 	       "\"bad_messages\":%" PRIu64 ",\"delayed\":%d,\"thread_busy_s\":%.6f,"
@@ -517,7 +518,8 @@ int main(int argc, char **argv)
 	       run_seconds ? delivered : expected, bytes, secs,
 	       secs > 0 ? bytes / secs / 1e6 : 0.0, secs > 0 ? delivered / secs : 0.0,
 	       sent_msgs, t_last_commit > t_first_slot ? t_last_commit - t_first_slot : 0.0,
-	       h->send_calls, h->wake_calls, h->recv_calls,
+	       h->send_calls, h->wake_calls, h->window_waits, h->window_wait_ns / 1e9,
+	       h->recv_calls,
 	       sent_msgs ? (double)(h->send_calls + h->wake_calls) / sent_msgs : 0.0,
 	       si.recv_calls ? (double)si.recv_msgs / si.recv_calls : 0.0,
 	       (unsigned long long)si.writes_posted,

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libspindle.h"
@@ -153,8 +154,16 @@ static int producer_ring(struct spindle_handle *h)
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Producer page: wait until position prod_next may be filled. */
-static int producer_wait(struct spindle_handle *h, int timeout_ms)
+static int producer_wait_room(struct spindle_handle *h, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = h->fd, .events = POLLOUT };
 	int spins = 0;
@@ -187,6 +196,21 @@ static int producer_wait(struct spindle_handle *h, int timeout_ms)
 			return pfd.revents & POLLHUP ? -ENOTCONN : -EIO;
 	}
 	return 0;
+}
+
+/* producer_wait_room(), counting the waits on a full window and their time */
+static int producer_wait(struct spindle_handle *h, int timeout_ms)
+{
+	uint64_t t0;
+	int ret;
+
+	if (spindle_smp_load_acquire(&h->prod->limit) > h->prod_next)
+		return 0;
+	h->window_waits++;
+	t0 = mono_ns();
+	ret = producer_wait_room(h, timeout_ms);
+	h->window_wait_ns += mono_ns() - t0;
+	return ret;
 }
 
 /* One SEND call: mark what is committed, reserve up to @want more. */

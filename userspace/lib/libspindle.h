@@ -124,6 +124,9 @@ struct spindle_handle {
 	struct spindle_desc *descs;
 	uint32_t max_descs;
 	uint64_t recv_calls;
+	/* the producer page's window found full, and the time spent waiting */
+	uint64_t window_waits;
+	uint64_t window_wait_ns;
 };
 
 int spindle_open(struct spindle_handle *h, uint32_t group_id,
