@@ -314,8 +314,11 @@ static inline bool sp_sub_has_output(const struct sp_sub *sub, u32 member)
  * push.  It goes on its own when @flush (the owner's age limit), and to a
  * sender whose window may be running short for want of it: one that has
  * sent half a window past the releases I last told it, when I have
- * released more since.  A stream that fills its window gets every release
- * at once; one message in flight lets them ride along.
+ * released more since, or to which I have released an eighth of a window
+ * (at least 2) more than I told it.  A stream gets its releases as its
+ * consumers give them back, since a window filled waits a whole round
+ * trip for them; one message in flight lets them ride along (one release
+ * a message, told with the next message's count).
  */
 static inline bool sp_sub_due(const struct sp_sub *sub, u32 member, bool flush)
 {
@@ -332,7 +335,9 @@ static inline bool sp_sub_due(const struct sp_sub *sub, u32 member, bool flush)
 		return false;
 	rel = le64_to_cpu(READ_ONCE(sp_blk_released(sub->blocks[sub->me],
 						    sub->nsenders)[r]));
-	return rel != sub->tx_rel[member] &&
+	if (rel == sub->tx_rel[member])
+		return false;
+	return rel - sub->tx_rel[member] >= max_t(u32, sub->window / 8, 2) ||
 	       sub->rx[r].received - sub->tx_rel[member] >= max_t(u32, sub->window / 2, 1);
 }
 

@@ -622,3 +622,45 @@ TEST(held_back_blocks_change_nothing)
 	}
 	hold_blocks = 0;
 }
+
+/*
+ * What consumers released is lazy (sp_sub_due()), but not without bound.
+ * A receiver whose consumer gave back an eighth of the window since the
+ * sender last heard goes to it on its own, even when nothing urgent
+ * changed and the sender is not yet half a window past: on a test bed
+ * where one release round trip takes longer than a stream takes to fill
+ * its window, every release held back shrinks the window.  One message's
+ * release (light load) still waits to ride along.
+ */
+TEST(an_eighth_of_a_window_released_goes_at_once)
+{
+	static struct sim s;
+	static const u32 one[] = { 0 };
+	struct sp_sub *rx;
+	__le64 *rel;
+
+	ASSERT_EQ(sim_init(&s, 2, one, 1, SP_MODE_ORDERED, 64, 32, 1), 0);
+	s.node[0].sg[0].to_send = 20;
+	ASSERT_GE(sim_run(&s, 200000), 0);
+	rx = &s.node[1].sg[0].sub;
+	ASSERT_EQ(rx->rx[0].received, 20);
+	ASSERT_EQ(rx->tx_rel[0], 20);	/* all told: quiescent */
+	ASSERT_FALSE(sp_sub_due(rx, 0, false));
+
+	/* 30 more received and delivered, nothing urgent left to push */
+	rel = sp_blk_released(rx->blocks[rx->me], rx->nsenders);
+	rx->rx[0].received = 50;
+	rx->blk_ver++;
+	rx->urg_ver = rx->pushed_ver[0];
+	*rel = cpu_to_le64(21);
+	EXPECT_FALSE(sp_sub_due(rx, 0, false));		/* rides along */
+	*rel = cpu_to_le64(27);
+	EXPECT_FALSE(sp_sub_due(rx, 0, false));		/* 7 of 8 */
+	*rel = cpu_to_le64(28);
+	EXPECT_TRUE(sp_sub_due(rx, 0, false));		/* 64 / 8 */
+	/* half a window sent past what it heard: any release goes */
+	*rel = cpu_to_le64(21);
+	rx->rx[0].received = 52;
+	EXPECT_TRUE(sp_sub_due(rx, 0, false));
+	sim_free(&s);
+}
