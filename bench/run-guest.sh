@@ -31,6 +31,11 @@
 #             BENCH_AB_ROUNDS (4) rounds of spindle-lat, 10 KB window 100
 #             and 1 B window 500 under each, the order swapped every round
 #             (BENCH_AB_KINDS, default "latency 10240 1", picks among them)
+#   before    the module and spindle-bw of HEAD against those of an older
+#             tree (BENCH_BEFORE, its root: kmod/spindle.ko and build/bin
+#             built for this kernel), interleaved: BENCH_AB_ROUNDS (4)
+#             rounds of 10 KB window 100 and 1 B window 500, all senders,
+#             the module reloaded on every guest before each side's runs
 #   breakdown the same with the events along a message traced (kmod/
 #             trace.h) into bench/trace-breakdown.txt, for bench/breakdown
 #   blk       fio's 4 KiB random writes (O_DIRECT) through the replicated
@@ -108,7 +113,7 @@ bw() {
 	shift
 	run=$((run + 1))
 	barrier "$_name.go" || return 1
-	_line=$(build/bin/spindle-bw --group $((200 + run)) --port $((8000 + run)) \
+	_line=$("${BW_BIN:-build/bin}/spindle-bw" --group $((200 + run)) --port $((8000 + run)) \
 		--timeout $RUN_TIMEOUT "$@" 2>>"$OUT/errors.log" | grep '^{' | tail -n 1)
 	record "$_name" "$_line"
 	barrier "$_name.done"
@@ -300,6 +305,35 @@ ab_round() {
 	esac
 }
 
+# use_module KO: reload spindle from KO with the benchmark's parameters
+use_module() {
+	rmmod spindle 2>>"$OUT/errors.log"
+	insmod "$1" 2>>"$OUT/errors.log" || return 1
+	echo $suspect >/sys/module/spindle/parameters/suspect_ms
+	echo $SPINDLE_ACK_TIMEOUT >/sys/module/spindle/parameters/ack_timeout
+}
+
+# before_round SIDE ROUND: one side's runs of the step before
+before_round() {
+	_bin=build/bin
+	_ko=$SPINDLE_KO
+	[ "$1" = before ] && _bin=$BENCH_BEFORE/build/bin &&
+		_ko=$BENCH_BEFORE/kmod/spindle.ko
+	barrier "before.$1.$2.load"
+	_tag=$1
+	# a side whose module did not load is not that side: its runs keep
+	# the barriers in step but are named so that nobody counts them
+	use_module "$_ko" &&
+		[ "$(cat /sys/module/spindle/srcversion)" = "$(modinfo -F srcversion "$_ko")" ] ||
+		{ echo "bench: before: $_ko is not the module loaded" >&2; _tag=unloaded-$1; }
+	BW_BIN=$_bin
+	bw "$_tag-all-10240-w100-r$2" --senders all --size 10240 --window 100 \
+		--messages "$(count 10240)"
+	bw "$_tag-all-1-w500-r$2" --senders all --size 1 --window 500 \
+		--messages "$(count 1)"
+	BW_BIN=
+}
+
 for step in $STEPS; do
 	case $step in
 	perftest)
@@ -387,6 +421,20 @@ for step in $STEPS; do
 			done
 		done
 		echo 10 >/sys/module/spindle/parameters/lazy_ms ;;
+	before)
+		[ -r "${BENCH_BEFORE:-}/kmod/spindle.ko" ] || {
+			echo "bench: before: BENCH_BEFORE names no tree with kmod/spindle.ko" >&2
+			continue
+		}
+		for r in $(seq "${BENCH_AB_ROUNDS:-4}"); do
+			order="head before"
+			[ $((r % 2)) = 0 ] && order="before head"
+			for side in $order; do
+				before_round "$side" "$r"
+			done
+		done
+		barrier before.end
+		use_module "$SPINDLE_KO" ;;
 	breakdown)
 		breakdown_step ;;
 	blk)
