@@ -288,21 +288,37 @@ delay_run() {
 ab_round() {
 	[ "$1" = eager ] && echo 0 >/sys/module/spindle/parameters/lazy_ms ||
 		echo 10 >/sys/module/spindle/parameters/lazy_ms
-	case " ${BENCH_AB_KINDS:-latency 10240 1} " in *" latency "*)
+	if ab_kind latency; then
 		run=$((run + 1))
 		barrier "ab.$1.$2.go"
 		_line=$(lat_once)
 		record "$1-latency-one-64-r$2" "$_line"
-		barrier "ab.$1.$2.done" ;;
-	esac
-	case " ${BENCH_AB_KINDS:-latency 10240 1} " in *" 10240 "*)
-		bw "$1-all-10240-w100-r$2" --senders all --size 10240 --window 100 \
-			--messages "$(count 10240)" ;;
-	esac
-	case " ${BENCH_AB_KINDS:-latency 10240 1} " in *" 1 "*)
-		bw "$1-all-1-w500-r$2" --senders all --size 1 --window 500 \
-			--messages "$(count 1)" ;;
-	esac
+		barrier "ab.$1.$2.done"
+	fi
+	ab_kind 10240 && bw "$1-all-10240-w100-r$2" --senders all --size 10240 \
+		--window 100 --messages "$(count 10240)"
+	ab_kind 1 && bw "$1-all-1-w500-r$2" --senders all --size 1 --window 500 \
+		--messages "$(count 1)"
+}
+
+# ab_kind KIND: does a round of ab run KIND (BENCH_AB_KINDS)?
+ab_kind() {
+	case " ${BENCH_AB_KINDS:-latency 10240 1} " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# interleave FN A B: BENCH_AB_ROUNDS (4) rounds of FN A ROUND and FN B
+# ROUND, B first in the even rounds
+interleave() {
+	for _r in $(seq "${BENCH_AB_ROUNDS:-4}"); do
+		if [ $((_r % 2)) = 0 ]; then
+			"$1" "$3" "$_r"
+			"$1" "$2" "$_r"
+		else
+			"$1" "$2" "$_r"
+			"$1" "$3" "$_r"
+		fi
+	done
 }
 
 # use_module KO: reload spindle from KO with the benchmark's parameters
@@ -413,26 +429,14 @@ for step in $STEPS; do
 		record "latency-baseline-one-64" "$_line"
 		barrier latency-baseline.done ;;
 	ab)
-		for r in $(seq "${BENCH_AB_ROUNDS:-4}"); do
-			order="lazy eager"
-			[ $((r % 2)) = 0 ] && order="eager lazy"
-			for kind in $order; do
-				ab_round "$kind" "$r"
-			done
-		done
+		interleave ab_round lazy eager
 		echo 10 >/sys/module/spindle/parameters/lazy_ms ;;
 	before)
 		[ -r "${BENCH_BEFORE:-}/kmod/spindle.ko" ] || {
 			echo "bench: before: BENCH_BEFORE names no tree with kmod/spindle.ko" >&2
 			continue
 		}
-		for r in $(seq "${BENCH_AB_ROUNDS:-4}"); do
-			order="head before"
-			[ $((r % 2)) = 0 ] && order="before head"
-			for side in $order; do
-				before_round "$side" "$r"
-			done
-		done
+		interleave before_round head before
 		barrier before.end
 		use_module "$SPINDLE_KO" ;;
 	breakdown)
