@@ -35,7 +35,10 @@
 #             tree (BENCH_BEFORE, its root: kmod/spindle.ko and build/bin
 #             built for this kernel), interleaved: BENCH_AB_ROUNDS (4)
 #             rounds of 10 KB window 100 and 1 B window 500, all senders,
-#             the module reloaded on every guest before each side's runs
+#             the module reloaded on every guest before each side's runs;
+#             BENCH_HEAD_PARAMS (e.g. "lazy_ms=0") are this tree's
+#             module's parameters there, to tell which change made a
+#             difference
 #   breakdown the same with the events along a message traced (kmod/
 #             trace.h) into bench/trace-breakdown.txt, for bench/breakdown
 #   blk       fio's 4 KiB random writes (O_DIRECT) through the replicated
@@ -321,10 +324,11 @@ interleave() {
 	done
 }
 
-# use_module KO: reload spindle from KO with the benchmark's parameters
+# use_module KO [PARAM=VALUE...]: reload spindle from KO with the
+# benchmark's parameters and those given
 use_module() {
 	rmmod spindle 2>>"$OUT/errors.log"
-	insmod "$1" 2>>"$OUT/errors.log" || return 1
+	insmod "$@" 2>>"$OUT/errors.log" || return 1
 	echo $suspect >/sys/module/spindle/parameters/suspect_ms
 	echo $SPINDLE_ACK_TIMEOUT >/sys/module/spindle/parameters/ack_timeout
 }
@@ -333,13 +337,15 @@ use_module() {
 before_round() {
 	_bin=build/bin
 	_ko=$SPINDLE_KO
+	_params=${BENCH_HEAD_PARAMS:-}
 	[ "$1" = before ] && _bin=$BENCH_BEFORE/build/bin &&
-		_ko=$BENCH_BEFORE/kmod/spindle.ko
+		_ko=$BENCH_BEFORE/kmod/spindle.ko && _params=
 	barrier "before.$1.$2.load"
 	_tag=$1
 	# a side whose module did not load is not that side: its runs keep
 	# the barriers in step but are named so that nobody counts them
-	use_module "$_ko" &&
+	# shellcheck disable=SC2086 # the parameters are words
+	use_module "$_ko" $_params &&
 		[ "$(cat /sys/module/spindle/srcversion)" = "$(modinfo -F srcversion "$_ko")" ] ||
 		{ echo "bench: before: $_ko is not the module loaded" >&2; _tag=unloaded-$1; }
 	BW_BIN=$_bin
