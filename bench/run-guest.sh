@@ -34,7 +34,8 @@
 #   before    the module and spindle-bw of HEAD against those of an older
 #             tree (BENCH_BEFORE, its root: kmod/spindle.ko and build/bin
 #             built for this kernel), interleaved: BENCH_AB_ROUNDS (4)
-#             rounds of 10 KB window 100 and 1 B window 500, all senders,
+#             rounds of 10 KB window 100 and 1 B window 500, all senders
+#             (those of BENCH_AB_KINDS),
 #             the module reloaded on every guest before each side's runs;
 #             BENCH_HEAD_PARAMS (e.g. "lazy_ms=0") are this tree's
 #             module's parameters there, to tell which change made a
@@ -349,9 +350,9 @@ before_round() {
 		[ "$(cat /sys/module/spindle/srcversion)" = "$(modinfo -F srcversion "$_ko")" ] ||
 		{ echo "bench: before: $_ko is not the module loaded" >&2; _tag=unloaded-$1; }
 	BW_BIN=$_bin
-	bw "$_tag-all-10240-w100-r$2" --senders all --size 10240 --window 100 \
-		--messages "$(count 10240)"
-	bw "$_tag-all-1-w500-r$2" --senders all --size 1 --window 500 \
+	ab_kind 10240 && bw "$_tag-all-10240-w100-r$2" --senders all --size 10240 \
+		--window 100 --messages "$(count 10240)"
+	ab_kind 1 && bw "$_tag-all-1-w500-r$2" --senders all --size 1 --window 500 \
 		--messages "$(count 1)"
 	BW_BIN=
 }
