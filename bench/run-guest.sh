@@ -299,6 +299,12 @@ ab_round() {
 		record "$1-latency-one-64-r$2" "$_line"
 		barrier "ab.$1.$2.done"
 	fi
+	bw_streams "$1" "$2"
+}
+
+# bw_streams TAG ROUND: the all-senders streams of a round of ab or before
+# that BENCH_AB_KINDS names: 10 KB at window 100, 1 B at window 500
+bw_streams() {
 	ab_kind 10240 && bw "$1-all-10240-w100-r$2" --senders all --size 10240 \
 		--window 100 --messages "$(count 10240)"
 	ab_kind 1 && bw "$1-all-1-w500-r$2" --senders all --size 1 --window 500 \
@@ -350,10 +356,7 @@ before_round() {
 		[ "$(cat /sys/module/spindle/srcversion)" = "$(modinfo -F srcversion "$_ko")" ] ||
 		{ echo "bench: before: $_ko is not the module loaded" >&2; _tag=unloaded-$1; }
 	BW_BIN=$_bin
-	ab_kind 10240 && bw "$_tag-all-10240-w100-r$2" --senders all --size 10240 \
-		--window 100 --messages "$(count 10240)"
-	ab_kind 1 && bw "$_tag-all-1-w500-r$2" --senders all --size 1 --window 500 \
-		--messages "$(count 1)"
+	bw_streams "$_tag" "$2"
 	BW_BIN=
 }
 
