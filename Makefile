@@ -158,7 +158,8 @@ check-debug: all
 	scripts/check --debug
 
 # a stream through a lossy network (selftests/mc_loss.sh, 3 guests) on each
-# lane: not in `make check` yet, for what it still finds (README, Tests)
+# lane: not in `make check` yet, for what it still finds
+# (Documentation/testing.rst)
 check-loss: all
 	rc=0; for l in 6.1 6.12 6.12-rt; do \
 		SPINDLE_KVER=$$(scripts/kver $$l) scripts/vmcluster -n 3 --out build/check-loss/$$l \

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel interfaces that changed between the kernels Spindle supports
- * (README: "Supported kernels"), in one place, keyed on LINUX_VERSION_CODE
+ * (Documentation/operations.rst, "Supported kernels and their differences"),
+ * in one place, keyed on LINUX_VERSION_CODE
  * as out-of-tree drivers and the backports project do.  Code elsewhere uses
  * the newest form; this header gives it to the older kernels.
  *
@@ -13,7 +14,7 @@
  *   6.11  a queue's write cache and FUA are limits' features (spindle_blk)
  *
  * Behaviour that differs with no change of interface is not here but where
- * it matters; README "Supported kernels" lists it (soft-RoCE runs its
+ * it matters; Documentation/operations.rst lists it (soft-RoCE runs its
  * requester and responder in a workqueue from 6.4 on, not a tasklet; on
  * PREEMPT_RT a spinlock_t is a sleeping lock).
  */

@@ -20,7 +20,7 @@
  * zero with EINVAL.  Arrays are passed as a pointer (__aligned_u64) and a
  * count; a bad pointer is EFAULT.
  *
- * Sending (see spindle(4) in the README):
+ * Sending (see spindle(4), man/spindle.4):
  *   1. SPINDLE_IOC_SEND with .reserve = k hands out up to k consecutive
  *	slots of this node's ring; .first says which (absolute positions:
  *	slot = position % window, at byte (slot * slot_size) of the ring).

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* libspindle: the configuration file format (README) and its errors. */
+/*
+ * libspindle: the configuration file format (Documentation/operations.rst,
+ * spindlectl(8)) and its errors.
+ */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -118,7 +121,7 @@ static int parse_list(const char *s, uint32_t *ids, uint32_t *n, int *all)
 }
 
 /**
- * spindle_cfg_parse_text - parse a group configuration (format: README)
+ * spindle_cfg_parse_text - parse a group configuration (Documentation/operations.rst)
  * @text: the configuration
  * @cfg: out
  * @err: out: "line N: what is wrong"

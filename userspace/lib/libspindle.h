@@ -2,7 +2,8 @@
 /*
  * libspindle: a small C library over the Spindle ABI (linux/spindle.h).
  *
- *   configuration	spindle_cfg_parse() reads the text format (README),
+ *   configuration	spindle_cfg_parse() reads the text format
+ *			(Documentation/operations.rst, spindlectl(8)),
  *			spindle_up() / spindle_down() / spindle_group_info()
  *			talk to /dev/spindle_ctl.
  *   a subgroup		spindle_open() opens /dev/spindleN for a group and
