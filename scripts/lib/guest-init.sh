@@ -22,7 +22,8 @@
 #                          addr (this guest's IPv4), repo (working directory),
 #                          timeout (bound of the waits for .go and .halt),
 #                          load_module, spindle_ko (the module to insmod),
-#                          guest_modules (a host folder for /lib/modules)
+#                          guest_modules (a host folder for /lib/modules),
+#                          nic_module (the driver of the guest's NIC)
 #   .cmd      host->guest  "set -- ARGS...", the command, shell-quoted
 #   .ready    guest->host  every peer answered ping
 #   .go       host->guest  every guest is ready
@@ -126,15 +127,14 @@ stage1() {
 	fi
 
 	# busybox's applets come last in stage 2's PATH: they stand in for
-	# tools the host lacks (ping, nc...).
+	# tools the host lacks (ping, nc...).  The initramfs's /bin holds
+	# busybox and a relative link to it per applet: one cp copies them
+	# all (a process per link took seconds of a guest's boot under TCG).
 	if ! { mkdir -p "$r$BIN/bin" &&
 		cp /init "$r$BIN/init" &&
-		cp /bin/busybox "$r$BIN/bin/busybox"; }; then
-		fail "cannot copy the init to the chroot"
+		cp -a /bin/. "$r$BIN/bin/"; }; then
+		fail "cannot copy the init and busybox to the chroot"
 	fi
-	for applet in $(busybox --list); do
-		[ "$applet" = busybox ] || ln -s busybox "$r$BIN/bin/$applet"
-	done
 
 	env -i TERM=linux SPINDLE_OUT="$SPINDLE_OUT" \
 		chroot $r /bin/sh "$BIN/init" stage2
@@ -180,8 +180,9 @@ stage2() {
 	SPINDLE_KO=${spindle_ko:-$repo/build/kmod/$(uname -r)/kmod/spindle.ko}
 	export SPINDLE_NODE SPINDLE_NODES SPINDLE_ADDRS SPINDLE_OUT SPINDLE_SHARED SPINDLE_KO
 
-	modprobe -a virtio_net e1000 crc32_generic rdma_rxe ib_core rdma_cm \
-		ib_uverbs rdma_ucm || fail "modprobe failed"
+	# shellcheck disable=SC2086 # (one or two module names)
+	modprobe -a ${nic_module:-virtio_net e1000} crc32_generic rdma_rxe ib_core \
+		rdma_cm ib_uverbs rdma_ucm || fail "modprobe failed"
 	wait_for 10 test -e /sys/class/net/eth0 || fail "no eth0"
 	if ! { ip link set lo up &&
 		ip addr add "$addr/24" dev eth0 &&
