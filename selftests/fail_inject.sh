@@ -25,7 +25,7 @@
 #                     fail while a group forms: the attempts are retried
 #                     and the group comes up, and each member's streak of
 #                     failures is logged once when it begins and once
-#                     when a QP is made, not per try (issue 14, item 8i);
+#                     when a QP is made, not per try;
 # then the module unloads and kmemleak finds nothing.
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
@@ -174,8 +174,8 @@ fi
 # then rejected): the active sides try again every 200 ms, so the failures
 # come in a few seconds, more of them than this guest has peers.  Each
 # peer's streak gets one "cannot create QP" line and, once a QP is made,
-# one "created after N failed tries"; a line per try (the code before
-# issue 14's item 8i, rate-limited or not) exceeds one per peer.
+# one "created after N failed tries"; a line per try (rate-limited or
+# not) exceeds one per peer.
 if [ "$N" -gt 1 ]; then
 	G=76
 	FAILS=12

@@ -103,8 +103,7 @@ ktap_check "nothing_refused_or_failed" grep -q "state live applied [1-9][0-9]* r
 # device, mounts it, writes a file and unmounts (which syncs: writes and
 # flushes through the group); then every guest drops the blocks it has
 # cached, checks the file system (fsck -n) and mounts it read-only to read
-# the file back.  (Skipped on a kernel without ext4: a debug kernel built
-# before scripts/lib/debug-kernel.config had it.)
+# the file back.  (Skipped on a kernel without ext4.)
 if modprobe ext4 2>/dev/null; grep -qw ext4 /proc/filesystems; then
 	if [ "$ME" = 0 ]; then
 		ktap_check "ext4_made_here" sh -c "mkfs.ext4 -q -F $DEV && mount $DEV /mnt &&

@@ -8,11 +8,11 @@
 # may be suspected of silence on the way.  (Soft-RoCE since 6.8 pushes a
 # queue pair's retransmit timer out each time a write is posted: a member
 # that went on posting a heartbeat row every heartbeat_ms behind a lost
-# ACK never got its retransmission, its pushes to that peer stalled and
-# the peer took it out of the view 10 s later.  Rows now wait for the
-# last one to land, spindle_row_landed().)  Needs two guests or more,
-# and netem in the guest's kernel (a debug kernel built before
-# scripts/lib/debug-kernel.config asked for it skips the test).
+# ACK would never get its retransmission, its pushes to that peer would
+# stall and the peer would take it out of the view 10 s later.  So a row
+# waits for the last one to land, spindle_row_landed().)  Needs two
+# guests or more, and netem in the guest's kernel (a debug kernel built
+# without it skips the test).
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh

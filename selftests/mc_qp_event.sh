@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# A QP async event (issue 14 item 8), 3 guests: under traffic, the device
-# reports guest 0's connection to member 2 broken (IB_EVENT_QP_FATAL,
-# through debugfs qp_event, dispatched through the QP's own handler as a
-# driver does: soft-RoCE raises no fatal QP event of its own).  Guest 0
+# A QP async event, 3 guests: under traffic, the device reports guest 0's
+# connection to member 2 broken (IB_EVENT_QP_FATAL, through debugfs
+# qp_event, dispatched through the QP's own handler as a driver does:
+# soft-RoCE raises no fatal QP event of its own).  Guest 0
 # logs the event once and takes member 2 for lost.  The link between 0
 # and 2 is gone both ways (guest 2 sees its connection drop and suspects
 # 0), so the view goes on without one of its ends, whichever suspicion

@@ -21,7 +21,7 @@
 # received it: sp_sub_caught_up(), whose unit test fails without that rule.
 # This case does not hit the window in which a member has received the
 # last messages and not yet delivered them; a slow guest in the streams
-# above did, once.)  Then a stream that stops moving (2 guests or more):
+# above can.)  Then a stream that stops moving (2 guests or more):
 # spindle-bw --stall, the limit every stream here has, must end it with
 # a failure that says so.  Last, a reader that starts after a view change (3
 # guests or more): the last guest takes the group down, the others wait
@@ -169,8 +169,8 @@ send_after_view() {
 # senders stream 2 windows while that reader holds the subgroup back for
 # 3 s: more messages wait for it than the smaller view's log holds.  It
 # must get every one, in order, and the streams must end (a queue sized
-# from the smaller view dropped what did not fit, with a WARN, and its
-# flow control never came back).
+# from the smaller view would drop what did not fit, with a WARN, and its
+# flow control would never come back).
 smaller_view() {
 	CFG=${SPINDLE_OUT:-/tmp}/smaller_view.conf
 	_o=${SPINDLE_OUT:-/tmp}/smaller_view

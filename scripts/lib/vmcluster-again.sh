@@ -6,9 +6,9 @@
 # (vmcluster's exit 3: the cluster never came up, a guest never reached its
 # peers, and spindle.ko was not loaded yet), the run tells nothing of
 # Spindle: it is booted once more, the first attempt's folder and log kept
-# as DIR.bootfail and LOG.bootfail, and a "# " line on stdout says so (one
-# 6.1 guest's NIC sent not one packet in 120 s, a clean .ci/run of stop 38).  Returns
-# vmcluster's last exit status.  Sourced by scripts/check and
+# as DIR.bootfail and LOG.bootfail, and a "# " line on stdout says so (a
+# 6.1 guest's NIC has sent not one packet in 120 s of a clean run).
+# Returns vmcluster's last exit status.  Sourced by scripts/check and
 # selftests/host/views.sh.
 vmcluster_again() {
 	local log=$1 out='' prev='' a rc

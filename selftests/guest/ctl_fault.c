@@ -4,12 +4,12 @@
  * copies out to memory that a userfaultfd holds (the copy waits until the
  * test resolves the fault), and meanwhile another caller must get the
  * control lock: a second GROUP_INFO, and a DOWN of the very group being
- * reported, must return at once.  (Issue 14, item 6: the copy out was once
- * made under spindle_groups_lock, so one slow page held every control
+ * reported, must return at once.  (A copy out made under
+ * spindle_groups_lock would let one slow page hold every control
  * operation, device removal included.)  Likewise a DOWN held on its way
  * (fault_down_delay_ms: a group down may wait up to a minute for its
- * peers) must hold nobody else: DOWN once tore the group down under that
- * lock.
+ * peers) must hold nobody else: DOWN must not tear the group down under
+ * that lock.
  *
  * Needs spindle.ko loaded, root (a userfaultfd that kernel copies wait on)
  * and a kernel with userfaultfd; one-member groups 63 to 67 on this guest.

@@ -116,8 +116,8 @@ static void dump_thread(void)
 
 /*
  * The one-member group's engine as the tests left it (debugfs, if
- * mounted): once, a subgroup here stopped reclaiming and delivering for
- * good with nothing in the kernel log; this says where it stood.
+ * mounted): a subgroup here that stops reclaiming and delivering for good
+ * may leave nothing in the kernel log; this says where it stood.
  */
 static void dump_stats(void)
 {

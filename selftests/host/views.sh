@@ -1,87 +1,74 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# View changes across real guests (issue 5): each scenario boots 4 guests
-# with scripts/vmcluster, streams in two subgroups (selftests/views-guest:
-# subgroup 0 ordered over all four, subgroup 5 unordered over guests 1-3,
-# so that the leader, guest 0, is not in it) and hard-kills guests:
-#   one at a time, at different moments, the leader among them: the three
-#   survivors install the same view 2 within a bound, their logs are
-#   identical (ordered) or hold the same messages per view (unordered), and
-#   every message the killed guest delivered is in the survivors' logs
-#   before the view record (nothing past the trim was delivered anywhere);
-#   two at once: the two left have no majority, form no view, and report
-#   the error (spindle-bw fails with EIO; the kernel says why);
-#   a guest whose Spindle dies (processes killed, module unloaded) and
-#   starts again: the others go on in view 2 without it, then take it back
-#   in view 3; it receives exactly what the others delivered after its
-#   join; again with the others' rows held back from it for 3 s after it
+# View changes across real guests: each scenario boots 4 to 7 guests with
+# scripts/vmcluster, streams in two subgroups (selftests/views-guest:
+# subgroup 0 ordered over all of them, subgroup 5 unordered over guests 1
+# and up, so that the leader, guest 0, is not in it) and makes members
+# fail.  After a failure the survivors must install the same next view
+# within BOUND_MS, their logs must be identical (ordered) or hold the same
+# messages per view (unordered), and every message a failed guest
+# delivered must be in the survivors' logs before the view record (nothing
+# past the trim was delivered anywhere).  The scenarios:
+#   kills: one guest at a time, at different moments, the leader among
+#   them; two of four at once: the two left have no majority, form no view
+#   and say so (spindle-bw fails with EIO, the kernel says why);
+#   partitions (the switch puts some guests on a VLAN of their own:
+#   vmcluster --partition): five into three and two, once with the leader
+#   among the two, and seven into four and three: the side with no
+#   majority stops with EIO and forms no view, the other goes on in view 2;
+#   rejoins: a guest's Spindle dies (processes killed, module unloaded) and
+#   starts again: the others go on in view 2 without it and take it back in
+#   view 3, and it receives exactly what they delivered after its join;
+#   again with the others' rows held back from it for 3 s after it
 #   connects (fault_row_hold_ms), so that every connection is ready before
 #   it learns the group ran on without it: it must join, not start a view
 #   1 of its own;
-#   a live guest that stalls (its QEMU stopped) for 1.5 s, well under
-#   suspect_ms: nothing may change, neither the heartbeats nor the NICs'
-#   retries may give up on it.  Not in the default run: it fails.  At
-#   ack_timeout 14 the NICs gave up after 470 ms; at 17 (the test bed's,
-#   selftests/lib/spindle.sh) they did not, but the stalled guest's
-#   heartbeat reached nobody for 3 s (the stall, then its QPs' recovery
-#   at 537 ms a try) and it was suspected (it passed once of two).  The fix is a reconnect instead
-#   of a failure, and heartbeats that do not wait behind a stalled
-#   stream, still to do.  Run it
-#   with VIEWS_ONLY=stall_member2, VIEWS_STALL_MS=ms for another stall;
-#   five guests, guest 4 killed, and another one failing at a named point
-#   of the change that follows (a phase-exact fault, kmod/fault.c, armed
-#   through debugfs): the leader dies right after it proposed, right
-#   after it committed, once it drained or once it is ready; a member goes
-#   silent right after it echoed the proposal (its connections stay up:
-#   only its heartbeat tells), dies once it drained, or once it is ready;
-#   or the leader is faulty: it proposes
-#   half the trim, short of what its followers delivered (the fault
-#   "proposed short"), and they must refuse it and take it out: the three
-#   left must install a view of just them, with the same checks as for a
-#   kill (their logs may hold a view record of the committed change in
-#   between);
-#   a guest that rejoins (as above) and dies again once its join is
-#   committed (the fault "drained die" armed in its new incarnation): the
-#   others must take it out again in a view of just them (issue 16 F1:
-#   they suspected only members of the installed view, and waited for its
-#   drained and ready for ever);
-#   a guest that rejoins while subgroup 6 has it and one other, and that
-#   other dies as soon as it saw the join committed, before it said where
-#   subgroup 6's numbering goes on: the joiner must take that from members
-#   outside subgroup 6, and the three left go on in a view of them (issue
-#   16: it waited for the dead one's, and the others for its ready);
-#   a partition of five guests into three and two (the switch puts the
-#   two on a VLAN of their own: vmcluster --partition), once with the
-#   leader among the two, and of seven into four and three: the side with
-#   no majority stops with EIO and forms no view, the other goes on in
-#   view 2;
-#   a leader cascade: the leader is killed, and the next one dies right
-#   after it proposed (five guests): the three left install their view;
-#   the leader dies as soon as it wedged in the change a kill started
-#   (five guests): the three left install their view;
-#   a guest that rejoins and dies as soon as it asked to join (the fault
-#   "joining die" in its new incarnation): the others must go on without
-#   it, whether or not they had begun the change that takes it in;
-#   two of five guests leave together and come back together (run only
-#   when named, below): the group must end in a view of all five, each
-#   joiner delivering what the others did after the view that took it back
-#   (one change or two);
+#   faults inside a change (phase-exact faults, kmod/fault.c, armed through
+#   debugfs), five guests, guest 4 killed: the leader dies right after it
+#   proposed, committed, drained or got ready, or once it wedged in the
+#   change; a member goes silent right after it echoed the proposal (its
+#   connections stay up: only its heartbeat tells), or dies once drained
+#   or ready; the leader proposes half the trim, short of what its
+#   followers delivered ("proposed short"), and they must refuse it; the
+#   leader is killed and the next one dies right after it proposed: in
+#   each the three left install a view of just them (their logs may hold a
+#   view record of the committed change in between);
+#   faults around a join: the joiner dies again once its join is committed
+#   ("drained die"): the others must suspect it as a member of the view
+#   they move to and take it out again, or they wait for its drained and
+#   ready for ever; the joiner dies as soon as it asked to join ("joining
+#   die"): the others go on without it, whether or not they had begun the
+#   change that takes it in; the one other member of subgroup 6 (the
+#   joiner's) dies as soon as it saw the join committed, before it said
+#   where subgroup 6's numbering goes on: the joiner must learn that from
+#   members outside subgroup 6, or it waits for the dead one and the
+#   others for it; two of five leave and come back together (only when
+#   named): the group ends in a view of all five, each joiner delivering
+#   what the others did after the view that took it back;
 #   a false suspicion: a live guest stops (the fault "now stall") for
 #   twice suspect_ms with its connections up; the others take it out in
 #   view 2; when it goes on it must find itself out (its streams end with
-#   an error, no later view, nothing delivered that the others did not
-#   deliver in view 1), then come back as a new incarnation in view 3,
-#   with the checks of a rejoin;
-#   a hostile guest (not killed) that starts writing garbage into its
-#   peers' memory through their keys: counters back to 0, a row naming
-#   strangers, message lengths over the maximum, null counts over the
-#   window, headers torn mid-write: the others reject it, log it once (at
-#   least one of them naming what it rejected), and go on without it, with
-#   the same checks as for a kill; and one that writes to a peer with the
-#   key that peer gave a third member, then goes silent: the peer's NIC
-#   refuses it (every connection has its own protection domain), the third
-#   member is never taken for bad, and the silent guest is taken out.
+#   an error, nothing delivered that the others did not deliver in view 1)
+#   and come back as a new incarnation in view 3, checked as a rejoin;
+#   hostile guests (not killed) that write garbage into their peers'
+#   memory through their keys: counters back to 0, a row naming strangers,
+#   lengths over the maximum, null counts over the window, headers torn
+#   mid-write: the others reject it, log it once (one of them at least
+#   naming what it rejected) and go on without it, checked as a kill; and
+#   one that writes to a peer with the key that peer gave a third member,
+#   then goes silent: the peer's NIC refuses it (every connection has its
+#   own protection domain), the third member is never taken for bad, and
+#   the silent guest is taken out;
+#   a live guest that stalls (its QEMU stopped) for 1.5 s, well under
+#   suspect_ms: nothing may change.  Only when named (VIEWS_ONLY=
+#   stall_member2, VIEWS_STALL_MS=ms for another stall), as it fails: at
+#   ack_timeout 17 (the test bed's, selftests/lib/spindle.sh) the NICs do
+#   not give up on it (at 14 they did, after 470 ms), but its heartbeat
+#   reaches nobody for 3 s (the stall, then its QPs' recovery at 537 ms a
+#   try) and it is suspected in about one run of two.  Passing needs a
+#   reconnect instead of a failure, and heartbeats that do not wait behind
+#   a stalled stream.
 # No guest's kernel may log a splat (scripts/vmcluster checks).
 #
 #   selftests/host/views.sh [OUTDIR]         prints KTAP
@@ -103,23 +90,22 @@ OUT=${1:-build/views}
 # The debug kernel is slower at all of it: a process start takes over a
 # second, its guests boot in over a minute, and the set-up took 13 s
 # and more (dmesg: module loaded at 61.0 s, group up at 67.3 s, the
-# streams' own set-up at 74.6 s): its streams run longer.  (Kills used to
-# count from the barrier where the streams start; a debug guest leaves it
-# long after the host saw every guest reach it, and on 6.12-rt debug the
-# leader's stream began 2.7 s after the kill it was meant to see: its log
-# held nothing to check.  Counting from the first deliveries replaced the
-# 12 s those kills came later on the debug kernels.)
+# streams' own set-up at 74.6 s): its streams run longer.  The kills count
+# from the first deliveries, not from the barrier where the streams start:
+# a debug guest leaves that barrier long after the host saw every guest
+# reach it (on 6.12-rt debug a leader's stream began 2.7 s after the kill
+# it was meant to see, and its log held nothing to check).
 # UNTIL: a kill's, a fault's, a partition's or a hostile guest's streams
 # go on past SECS until they saw the view change (views-guest --views 1);
-# each gives up WAIT s after SECS.  (Five 6.12-rt debug guests on two cores took 27 to
-# 57 s to deliver their first messages: no fixed stream length held the
-# change.)
+# each gives up WAIT s after SECS.  (Five 6.12-rt debug guests on two
+# cores took 27 to 57 s to deliver their first messages: no fixed stream
+# length holds the change.)
 # slack N: SLACK for a run of N guests.  On the debug kernel boot and
 # set-up grow with the guests (TCG on two cores): three booted in 68 s,
 # seven in 336 s, and seven took till 450-460 s of uptime to start their
 # streams and till 522-564 s to deliver (6.12 debug, partition_three_of_
 # seven, which ran out of a flat 600 s while its majority went on in view
-# 2): 150 s a guest there, 600 s for four as before.
+# 2): 150 s a guest there, 600 s for four or fewer.
 SECS=16
 SLACK=240
 WAIT=90
@@ -138,10 +124,10 @@ slack() {
 # limits N STREAM_S: vmcluster's wall limits (in $limit) for N guests whose
 # streams last STREAM_S s.  On the debug kernel the boot is not the test's:
 # the guests get 120 s each to boot and reach their peers (five 6.12-rt
-# debug guests took 207-274 s in stop 45 and 300 s in stop 44 on the same
-# machine; leader_cascade ran out of its whole-run limit 8 s after the
-# survivors' view 2, in stop 44), and the command's STREAM_S + slack count
-# from there.  The views-guest's own --wait below is what bounds a change.
+# debug guests took 207-300 s on one machine; counted in one whole-run
+# limit, leader_cascade ran out of it 8 s after the survivors' view 2), and
+# the command's STREAM_S + slack count from there.  The views-guest's own
+# --wait below is what bounds a change.
 limits() {
 	limit=(--timeout $(($2 + $(slack "$1"))))
 	if [ -n "${SPINDLE_VM_KERNEL:-}" ]; then
@@ -712,7 +698,7 @@ check_minority() {
 # side.  (7 debug guests on 2 cores took 2-3 min to deliver their first
 # messages, and one of them fell silent for 20 s before the cut: the
 # majority then lost its majority of the smaller view 2 when cut, as it
-# must.  Without this, the checks below blamed the minority for view 2.)
+# must.  Without this, the checks below would blame the minority for view 2.)
 cut_first() {
 	local d=$1 n k m cut=0 side line bad=0
 	shift

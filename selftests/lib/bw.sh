@@ -39,7 +39,7 @@ bw_run() {
 # of it on a debug kernel.  That lane is for KASAN, lockdep and kmemleak,
 # which see the same paths either way (the rings wrap the same per
 # window), and the 6.12-rt debug guests streamed 2.5-3.9 times slower
-# than the 6.1 debug guests (stop 47)
+# than the 6.1 debug guests
 bw_messages() {
 	if on_debug_kernel; then
 		echo $(($1 / 2))

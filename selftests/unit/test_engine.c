@@ -541,7 +541,7 @@ static void step_without_delivery(struct sim *s, u32 i)
  * received a message but not delivered it when the sender goes is wedged
  * with it, and if a second member goes as well it has no majority and
  * stops with EIO, the message never delivered (cluster unordered_one_max_w1,
- * 6.1, stop 22's CI: 199 of 200 at one reader).
+ * 6.1: 199 of 200 at one reader).
  */
 TEST(caught_up_means_delivered_not_only_received)
 {

@@ -317,8 +317,8 @@ TEST(baseline_turn_posts_each_step_under_the_lock)
  * The baseline queues a step's writes as the step moves.  A message whose
  * writes found no room in the send queue then (payload, header and the
  * block that announces them go together) must go out on a later pass that
- * has room, though nothing else moves: it waited for ever, the peer with it
- * (seen in sim_scale: two members, one message each, seed 2).
+ * has room, though nothing else moves: else it waits for ever, the peer
+ * with it (sim_scale: two members, one message each, seed 2).
  */
 TEST(baseline_sends_later_what_found_no_room)
 {

@@ -446,10 +446,10 @@ static void rejoin_start(struct sim *s, u64 seed)
 }
 
 /*
- * Issue 16 F1: the joiner dies again once the join is committed, before
- * it is ready.  The members must suspect it (it is in the view they are
- * moving to), go on without waiting for it, and take it out in the next
- * view: the group must not stay in its view change.
+ * The joiner dies again once the join is committed, before it is ready.
+ * The members must suspect it (it is in the view they are moving to), go
+ * on without waiting for it, and take it out in the next view: the group
+ * must not stay in its view change.
  */
 TEST(joiner_dies_after_the_commit)
 {
@@ -482,10 +482,10 @@ TEST(joiner_dies_after_the_commit)
 }
 
 /*
- * Issue 16 F1: the joiner dies again before the join is committed.  Its
- * request stands and the leader takes it in; from the commit on it is
- * watched like a member, suspected (its connection is gone), skipped, and
- * taken out in the next view.
+ * The joiner dies again before the join is committed.  Its request stands
+ * and the leader takes it in; from the commit on it is watched like a
+ * member, suspected (its connection is gone), skipped, and taken out in
+ * the next view.
  */
 TEST(joiner_dies_before_the_commit)
 {
@@ -520,10 +520,10 @@ TEST(joiner_dies_before_the_commit)
 }
 
 /*
- * Issue 16 F1: an old member dies once the join is committed, before it
- * is ready.  The joiner suspects nobody of its own (it has no view yet),
- * so it must learn the suspicion from the members, or it waits for the
- * dead one's ready for ever and the others wait for the joiner's.
+ * An old member dies once the join is committed, before it is ready.  The
+ * joiner suspects nobody of its own (it has no view yet), so it must learn
+ * the suspicion from the members, or it waits for the dead one's ready for
+ * ever and the others wait for the joiner's.
  */
 TEST(old_member_dies_while_a_joiner_gets_ready)
 {
