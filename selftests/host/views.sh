@@ -73,8 +73,8 @@
 #
 #   selftests/host/views.sh [OUTDIR]         prints KTAP
 #   (VIEWS_ONLY=NAME,... runs just those scenarios; VIEWS_SEED=N replays;
-#   VIEWS_EXTENDED=0 leaves out the extended ones, below; VIEWS_SHARD=I/3
-#   runs shard I, below; VIEWS_LIST=1 names the scenarios and runs none)
+#   VIEWS_EXTENDED=0 leaves out the extended ones, below; VIEWS_SHARD=I/N
+#   runs shard I of N, below; VIEWS_LIST=1 names the scenarios and runs none)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . scripts/lib/nic-hang.sh
@@ -197,8 +197,8 @@ fi
 # runs on exactly one kernel: scenario J goes to shard J mod N.  The list
 # is grouped by kind (kills, hostile peers, rejoins, faults inside a
 # change, joiners, a false suspicion, a partition), so every shard holds
-# some of each kind and every full lane's rdma_cm, rxe, timers and locking
-# take part in each kind of change.  `make check-views` and `make
+# some of each kind that has several scenarios, and every full lane's
+# rdma_cm, rxe, timers and locking take part in most kinds of change.  `make check-views` and `make
 # check-all` run every scenario, the extended ones too, on every kernel.
 if [ -n "${VIEWS_ONLY:-}" ]; then	# VIEWS_ONLY=name,name: just those
 	scenarios=$(for sc in $scenarios $extended $optional; do
