@@ -151,7 +151,7 @@ $(UNIT)/test_libspindle: selftests/unit/test_libspindle.c selftests/ktap.h $(LIB
 check: all
 	scripts/check
 
-# every lane in full, with every view scenario on each: about twice CI's time
+# every lane in full, with every view scenario on each (release checks)
 check-all: all
 	scripts/check --all
 
