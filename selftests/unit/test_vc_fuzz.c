@@ -47,6 +47,12 @@
  * 2000) for the shapes variant; `make fuzz-views` runs the long one.  A
  * failing schedule prints its seed: FUZZ_SEED=seed FUZZ_SCHEDULES=1
  * SIM_TRACE=1 replays it (in a variant: its count 1, the others' 0).
+ *
+ * The Makefile builds this file twice: test_vc_fuzz, under UBSan, runs the
+ * counts above; test_vc_fuzz_asan (FUZZ_ASAN), under ASan and UBSan, which
+ * make a schedule about 3.5 times slower, runs a fifth of each count, from
+ * the seed after the last of test_vc_fuzz's: further schedules, each
+ * checked for memory errors as well.
  */
 #include "sim.h"
 #include "../ktap.h"
@@ -57,6 +63,12 @@
 #define MAX_ROUNDS	40000
 #define SETTLED		(3 * SUSPECT)	/* rounds with nothing changing */
 #define NEVER		(-1L)
+#ifdef FUZZ_ASAN
+#define FUZZ_SHARE	5	/* the ASan build runs 1/FUZZ_SHARE of each count */
+#else
+#define FUZZ_ASAN	0
+#define FUZZ_SHARE	1
+#endif
 
 enum fuzz_event { EV_KILL, EV_STALL, EV_PARTITION, EV_RESTART, EV_KINDS };
 
@@ -838,11 +850,21 @@ static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 	return failed;
 }
 
+/*
+ * A variant's schedules: @count_env of them (default @def, a fifth in the
+ * ASan build) from FUZZ_SEED (default 1; in the ASan build @def + 1)
+ */
+static u64 fuzz_variant(struct fuzz *f, const char *count_env, u64 def)
+{
+	return fuzz_many(f, env_u64("FUZZ_SEED", FUZZ_ASAN ? def + 1 : 1),
+			 env_u64(count_env, def / FUZZ_SHARE));
+}
+
 TEST_TIMEOUT(random_compound_failures, 900)
 {
 	static struct fuzz f;
 
-	ASSERT_EQ(fuzz_many(&f, env_u64("FUZZ_SEED", 1), env_u64("FUZZ_SCHEDULES", 10000)), 0);
+	ASSERT_EQ(fuzz_variant(&f, "FUZZ_SCHEDULES", 10000), 0);
 }
 
 /*
@@ -855,8 +877,7 @@ TEST_TIMEOUT(random_failures_with_a_one_way_cut, 900)
 	static struct fuzz f;
 
 	f.oneway = 1;
-	ASSERT_EQ(fuzz_many(&f, env_u64("FUZZ_SEED", 1),
-			    env_u64("FUZZ_ONEWAY_SCHEDULES", 2000)), 0);
+	ASSERT_EQ(fuzz_variant(&f, "FUZZ_ONEWAY_SCHEDULES", 2000), 0);
 }
 
 /*
@@ -869,6 +890,5 @@ TEST_TIMEOUT(random_failures_in_other_shapes, 900)
 	static struct fuzz f;
 
 	f.shape = 1;
-	ASSERT_EQ(fuzz_many(&f, env_u64("FUZZ_SEED", 1),
-			    env_u64("FUZZ_SHAPE_SCHEDULES", 2000)), 0);
+	ASSERT_EQ(fuzz_variant(&f, "FUZZ_SHAPE_SCHEDULES", 2000), 0);
 }
