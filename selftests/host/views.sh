@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# View changes across real guests: each scenario boots 4 to 7 guests with
-# scripts/vmcluster, streams in two subgroups (selftests/views-guest:
+# View changes across real guests: each scenario runs on 4 to 7 guests of
+# scripts/vmcluster (those of four guests in which the host does nothing to
+# a guest share one boot: see "One boot for several scenarios" below),
+# streams in two subgroups (selftests/views-guest:
 # subgroup 0 ordered over all of them, subgroup 5 unordered over guests 1
 # and up, so that the leader, guest 0, is not in it) and makes members
 # fail.  After a failure the survivors must install the same next view
@@ -73,6 +75,7 @@
 #
 #   selftests/host/views.sh [OUTDIR]         prints KTAP
 #   (VIEWS_ONLY=NAME,... runs just those scenarios; VIEWS_SEED=N replays;
+#   VIEWS_BATCH=0 boots for each scenario;
 #   VIEWS_EXTENDED=0 leaves out the extended ones, below; VIEWS_SHARD=I/N
 #   runs shard I of N, below; VIEWS_LIST=1 names the scenarios and runs none)
 set -u
@@ -645,8 +648,9 @@ judge() {
 		why_failed "$name" "$out"
 		result fail "$name"
 	fi
-	# its wall time, boots included, for scripts/check's slowest tests
-	echo "# $name took $(($(date +%s) - sc_start)) s"
+	# its wall time, boots included (in the shared boot, its own), for
+	# scripts/check's slowest tests
+	echo "# $name took ${sc_took:-$(($(date +%s) - sc_start))} s"
 }
 
 # rejected MODE: what a victim of hostile mode MODE (enum spindle_hostile)
@@ -773,127 +777,119 @@ check_foreign_key() {
 	[ $ok = 1 ]
 }
 
-for sc in $scenarios; do
-	IFS=: read -r name victims at hmode <<<"$sc"
-	sc_start=$(date +%s)
-	kills=()
-	hostile=()
+# plan SCENARIO: what a scenario runs, in globals: name victims at hmode;
+# kind (fault, partition, rejoin_two, rejoin_fault, rejoin_other, or
+# other: kills, hostile guests, rejoins, a suspicion, the stall); NODES
+# and FINAL_VIEW; d, its results folder; hopts, what the host does to the
+# guests (vmcluster options: kills, a partition, a pause); gargs,
+# views-guest's arguments; secs, how long its streams last; desc, its
+# first line; check, the check (judge's command) of all but kind other,
+# whose checks follow the run (check_other)
+plan() {
+	local v fnode fpoint faction
+	IFS=: read -r name victims at hmode <<<"$1"
+	d=$OUT/$name
 	NODES=4
 	FINAL_VIEW=2
-	if [ "${hmode%%/*}" = fault ]; then
+	hopts=()
+	gargs=()
+	secs=$SECS
+	kind=${hmode%%/*}
+	case "$kind" in
+	fault)
 		# fault/NODE/POINT/ACTION: VICTIMS killed at AT s; NODE, armed
 		# at POINT of the change that follows, goes ACTION there
 		IFS=/ read -r _ fnode fpoint faction <<<"$hmode"
 		NODES=5
 		FINAL_VIEW=any
-		hostile=(fault "$fnode" "$fpoint" "$faction")
-		for v in ${victims//,/ }; do kills+=(--kill "$v@views_delivering+$at"); done
-		echo "# $name: kill $victims $at s after every stream delivered; node $fnode goes $faction once $fpoint in the change"
-		d=$OUT/$name
-		limits $NODES "$SECS5"
-		vmcluster_again "$d.log" -n $NODES "${limit[@]}" --out "$d" "${kills[@]}" \
-			-- selftests/views-guest "${UNTIL[@]}" "$SECS5" "${hostile[@]}"
-		judge "$name" check_fault_run "$fnode" "$fpoint" ${victims//,/ } "$fnode"
-		continue
-	fi
-	if [ "${hmode%%/*}" = partition ]; then
+		for v in ${victims//,/ }; do hopts+=(--kill "$v@views_delivering+$at"); done
+		secs=$SECS5
+		gargs=("${UNTIL[@]}" "$secs" fault "$fnode" "$fpoint" "$faction")
+		check=(check_fault_run "$fnode" "$fpoint" ${victims//,/ } "$fnode")
+		desc="kill $victims $at s after every stream delivered; node $fnode goes $faction once $fpoint in the change" ;;
+	partition)
 		# partition/N: N guests, VICTIMS cut off from the others AT s
 		# after every stream delivered
 		NODES=${hmode#*/}
-		echo "# $name: nodes $victims cut off from the others $at s after every stream delivered"
-		d=$OUT/$name
-		limits $NODES "$SECS5"
-		vmcluster_again "$d.log" -n $NODES "${limit[@]}" --out "$d" \
-			--partition "$victims@views_delivering+$at" \
-			-- selftests/views-guest "${UNTIL[@]}" "$SECS5"
-		judge "$name" check_partition "$d" ${victims//,/ }
-		continue
-	fi
-	if [ "$hmode" = rejoin_two ]; then
+		hopts=(--partition "$victims@views_delivering+$at")
+		secs=$SECS5
+		gargs=("${UNTIL[@]}" "$secs")
+		check=(check_partition "$d" ${victims//,/ })
+		desc="nodes $victims cut off from the others $at s after every stream delivered" ;;
+	rejoin_two)
 		# five guests; VICTIMS (two) leave at AT s together and start
 		# again together
 		NODES=5
-		echo "# $name: nodes $victims leave at $at s and start again, both at once"
-		d=$OUT/$name
-		limits $NODES $((RSECS + SECS5 - SECS))
-		vmcluster_again "$d.log" -n $NODES "${limit[@]}" \
-			--out "$d" -- selftests/views-guest $((RSECS + SECS5 - SECS)) rejoin "$victims" "$at"
-		judge "$name" check_two_joiners "$d" ${victims//,/ }
-		continue
-	fi
-	if [ "${hmode%%/*}" = rejoin_fault ]; then
+		secs=$((RSECS + SECS5 - SECS))
+		gargs=("$secs" rejoin "$victims" "$at")
+		check=(check_two_joiners "$d" ${victims//,/ })
+		desc="nodes $victims leave at $at s and start again, both at once" ;;
+	rejoin_fault)
 		# rejoin_fault/POINT/ACTION: the new incarnation fails at POINT
 		IFS=/ read -r _ fpoint faction <<<"$hmode"
 		FINAL_VIEW=any
-		echo "# $name: node $victims leaves at $at s, starts again, and goes $faction once $fpoint as a joiner"
-		d=$OUT/$name
-		limits 4 "$RSECS"
-		vmcluster_again "$d.log" -n 4 "${limit[@]}" --out "$d" \
-			-- selftests/views-guest "$RSECS" rejoin "$victims" "$at" 0 \
-			"$fpoint" "$faction"
-		judge "$name" check_fault_run "$victims" "$fpoint" "$victims"
-		continue
-	fi
-	if [ "${hmode%%/*}" = rejoin_other ]; then
+		secs=$RSECS
+		gargs=("$secs" rejoin "$victims" "$at" 0 "$fpoint" "$faction")
+		check=(check_fault_run "$victims" "$fpoint" "$victims")
+		desc="node $victims leaves at $at s, starts again, and goes $faction once $fpoint as a joiner" ;;
+	rejoin_other)
 		# rejoin_other/OTHER/POINT/ACTION: VICTIMS leaves at AT s and
 		# starts again; OTHER fails at POINT of the change that takes it
 		# back
 		IFS=/ read -r _ fnode fpoint faction <<<"$hmode"
-		echo "# $name: node $victims leaves at $at s and starts again; node $fnode goes $faction once $fpoint in the join"
-		d=$OUT/$name
-		limits 4 "$RSECS"
-		vmcluster_again "$d.log" -n 4 "${limit[@]}" --out "$d" \
-			-- selftests/views-guest "$RSECS" rejoin "$victims" "$at" 0 \
-			"$fpoint" "$faction" "$fnode"
-		judge "$name" check_joiner_outlives "$d" "$victims" "$fnode" "$fpoint"
-		continue
-	fi
-	if [ "$hmode" = rejoin ]; then
+		secs=$RSECS
+		gargs=("$secs" rejoin "$victims" "$at" 0 "$fpoint" "$faction" "$fnode")
+		check=(check_joiner_outlives "$d" "$victims" "$fnode" "$fpoint")
+		desc="node $victims leaves at $at s and starts again; node $fnode goes $faction once $fpoint in the join" ;;
+	*)
+		kind=other
+		plan_other ;;
+	esac
+}
+
+# plan_other: plan's part for kills, hostile guests, rejoins, a false
+# suspicion and the stall (their checks follow the run: check_other)
+plan_other() {
+	local v hostile=() streams_until=()
+	case "$hmode" in
+	rejoin)
 		hostile=(rejoin "$victims" "$at")
-		echo "# $name: node $victims leaves at $at s and starts again"
-	elif [ "$hmode" = rejoin_late ]; then
+		secs=$RSECS
+		desc="node $victims leaves at $at s and starts again" ;;
+	rejoin_late)
 		# the others' rows reach it 3 s after its connections are ready
 		hostile=(rejoin "$victims" "$at" 3000)
-		hmode=rejoin
-		echo "# $name: node $victims leaves at $at s and starts again; rows reach it 3 s late"
-	elif [ "$hmode" = suspect ]; then
+		secs=$RSECS
+		desc="node $victims leaves at $at s and starts again; rows reach it 3 s late" ;;
+	suspect)
 		hostile=(suspect "$victims" "$at")
-		echo "# $name: node $victims stops at $at s for twice suspect_ms, alive; taken out, it must come back"
-	elif [ "$hmode" = stall ]; then
-		kills=(--pause "$victims@views_delivering+$at:$STALL_MS")
-		echo "# $name: node $victims stalls for $STALL_MS ms $at s after every stream delivered (suspect_ms is longer)"
-	elif [ -n "$hmode" ]; then
+		# the stall (twice suspect_ms) comes before its restart
+		secs=$((RSECS + 4))
+		desc="node $victims stops at $at s for twice suspect_ms, alive; taken out, it must come back" ;;
+	stall)
+		hopts=(--pause "$victims@views_delivering+$at:$STALL_MS")
+		desc="node $victims stalls for $STALL_MS ms $at s after every stream delivered (suspect_ms is longer)" ;;
+	"")
+		for v in ${victims//,/ }; do hopts+=(--kill "$v@views_delivering+$at"); done
+		streams_until=("${UNTIL[@]}")
+		desc="kill ${victims} $at s after every stream delivered" ;;
+	*)
 		hostile=("$victims" "$hmode" "$at")
-		echo "# $name: node $victims turns hostile (mode $hmode) at $at s"
-	else
-		for v in ${victims//,/ }; do kills+=(--kill "$v@views_delivering+$at"); done
-		echo "# $name: kill ${victims} $at s after every stream delivered"
-	fi
-	d=$OUT/$name
-	secs=$SECS
-	[ "$hmode" = rejoin ] && secs=$RSECS
-	# the stall (twice suspect_ms) comes before its restart
-	[ "$hmode" = suspect ] && secs=$((RSECS + 4))
-	streams_until=()
-	case "$hmode" in
-	"" | [0-9]*) streams_until=("${UNTIL[@]}") ;;	# a kill, a hostile guest
+		streams_until=("${UNTIL[@]}")
+		desc="node $victims turns hostile (mode $hmode) at $at s" ;;
 	esac
-	limits 4 "$secs"
-	vmcluster_again "$d.log" -n 4 "${limit[@]}" --out "$d" "${kills[@]}" \
-		-- selftests/views-guest "${streams_until[@]}" "$secs" "${hostile[@]}"
-	rc=$?
-	if [ "$hmode" = stall ]; then
-		judge "$name" check_no_change "$d" "$victims"
-		continue
-	fi
-	if [ "$hmode" = rejoin ]; then
-		judge "$name" check_rejoin "$d" "$victims"
-		continue
-	fi
-	if [ "$hmode" = suspect ]; then
-		judge "$name" check_false_suspicion "$d" "$victims"
-		continue
-	fi
+	gargs=("${streams_until[@]}" "$secs" "${hostile[@]}")
+}
+
+# check_other RC: the checks of plan_other's scenarios, RC the run's exit
+# status (vmcluster's)
+check_other() {
+	local rc=$1 named k line
+	case "$hmode" in
+	stall) judge "$name" check_no_change "$d" "$victims"; return ;;
+	rejoin | rejoin_late) judge "$name" check_rejoin "$d" "$victims"; return ;;
+	suspect) judge "$name" check_false_suspicion "$d" "$victims"; return ;;
+	esac
 	if [ -n "$hmode" ]; then
 		# the hostile guest is taken out: its own run fails, the others' not
 		rc=0
@@ -919,8 +915,79 @@ for sc in $scenarios; do
 	if [ "$victims" = "2,3" ]; then
 		judge "$name" check_minority "$d" 0 1
 	else
-		[ $rc = 0 ] || tail -n 8 "$d.log" | sed 's/^/# /'
+		[ "$rc" = 0 ] || tail -n 8 "$d.log" | sed 's/^/# /'
 		judge "$name" survivors_and "$rc" $victims
+	fi
+}
+
+# One boot for several scenarios: those of four guests in which the host
+# does nothing to a guest (hostile peers, rejoins, the false suspicion,
+# the faults around a join) run one after the other in one scripts/
+# vmcluster run (selftests/views-batch: each starts on a freshly loaded
+# module and a clean kernel log, in folders of its own), their results
+# then checked as if each had run alone.  A kernel splat anywhere in that
+# run fails every scenario of it.  Two or more, unless VIEWS_BATCH=0.
+batch=()
+batch_secs=0
+if [ "${VIEWS_BATCH:-1}" = 1 ]; then
+	for sc in $scenarios; do
+		plan "$sc"
+		[ "$NODES" = 4 ] && [ ${#hopts[@]} = 0 ] || continue
+		batch+=("$name $((secs + $(slack 4))) ${gargs[*]}")
+		batch_secs=$((batch_secs + secs + $(slack 4)))
+	done
+	[ ${#batch[@]} -ge 2 ] || batch=()
+fi
+if [ ${#batch[@]} -gt 0 ]; then
+	echo "# ${#batch[@]} scenarios in one boot: ${batch[*]%% *}"
+	batch_start=$(date +%s)
+	limits 4 "$batch_secs"
+	vmcluster_again "$OUT/batch.log" -n 4 "${limit[@]}" --out "$OUT/batch" \
+		-- selftests/views-batch "${batch[@]}"
+	echo "# the shared boot: vmcluster exit $? after $(($(date +%s) - batch_start)) s"
+fi
+
+# batched NAME: NAME ran in the shared boot
+batched() {
+	local b
+	for b in "${batch[@]}"; do
+		[ "${b%% *}" = "$1" ] && return 0
+	done
+	return 1
+}
+
+# link_batched: the scenario's results in $d, as if it had run alone:
+# its guests' folders and consoles are the shared boot's
+link_batched() {
+	local k
+	mkdir -p "$d"
+	for k in $(seq 0 $((NODES - 1))); do
+		ln -sfn "../batch/node$k/$name" "$d/node$k"
+		ln -sfn "../batch/console-$k.log" "$d/console-$k.log"
+	done
+	{ echo "vmcluster: $name ran in the shared boot ($OUT/batch)"; cat "$OUT/batch.log"; } >"$d.log"
+	# its own time, the boot aside
+	sc_took=$(cat "$d/node0/.took" 2>/dev/null)
+}
+
+for sc in $scenarios; do
+	plan "$sc"
+	sc_start=$(date +%s)
+	sc_took=
+	echo "# $name: $desc"
+	if batched "$name"; then
+		link_batched
+		rc=0
+	else
+		limits "$NODES" "$secs"
+		vmcluster_again "$d.log" -n "$NODES" "${limit[@]}" --out "$d" "${hopts[@]}" \
+			-- selftests/views-guest "${gargs[@]}"
+		rc=$?
+	fi
+	if [ "$kind" = other ]; then
+		check_other "$rc"
+	else
+		judge "$name" "${check[@]}"
 	fi
 done
 echo "# Totals: pass:$((n - fail)) fail:$fail"
