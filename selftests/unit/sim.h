@@ -42,6 +42,7 @@
 #define SIM_QCAP 1024
 #define SIM_WR_ROW 100		/* a row header write, its view area with it */
 #define SIM_VIEW_RANK 0xff	/* a view record in a log */
+#define SIM_MAX_VREC 128	/* views whose records are compared (simvc.h) */
 
 struct sim_wr {
 	int kind;
@@ -127,6 +128,14 @@ struct sim_node {
 	int failed;		/* the state machine stopped it */
 };
 
+/* what the first member to record view k recorded (simvc_agree()) */
+struct sim_vrec {
+	sp_mask_t members;
+	u64 trim[SIM_MAX_SUBS][SIM_MAX_NODES];	/* by sender rank */
+	u8 known;		/* members set */
+	u8 trim_known[SIM_MAX_SUBS];
+};
+
 struct sim {
 	u32 n;
 	struct sp_group_cfg cfg;
@@ -146,6 +155,8 @@ struct sim {
 	u8 cut[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b are lost */
 	u64 posted[SP_WR_BLOCK + 1];	/* engine writes, by enum sp_wr_kind */
 	u64 posted_bytes[SP_WR_BLOCK + 1];
+	struct sim_vrec vrec[SIM_MAX_VREC];	/* by view number */
+	char disagree[160];	/* two records of one view that differ */
 };
 
 /* xorshift64: the next number of the stream whose state is *@x */

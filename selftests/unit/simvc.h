@@ -160,6 +160,56 @@ static int simvc_adopt(void *c, u32 from, u64 view, u64 term, u64 my_term,
 	return 0;
 }
 
+/*
+ * Atomicity, checked as each record is made, by every member, dead and
+ * stopped ones too: view @view has one member set, and in each subgroup
+ * one trim (where the view before it ended, sender by sender), whoever
+ * applied or installed it.  The first record of a view sets them; one
+ * that differs fails the run (-EBADE, what in s->disagree).  @k < 0:
+ * the members alone (an install, which applies no trim).
+ */
+static void simvc_agree(struct sim *s, u32 i, u64 view, sp_mask_t members, int k,
+			const u64 *trim, u32 ntrim)
+{
+	struct sim_vrec *v;
+	u32 r;
+
+	if (view >= SIM_MAX_VREC) {
+		snprintf(s->disagree, sizeof(s->disagree),
+			 "node %u: view %llu, past the %u views compared", i,
+			 (unsigned long long)view, SIM_MAX_VREC);
+		s->fault = -EBADE;
+		return;
+	}
+	v = &s->vrec[view];
+	if (!v->known) {
+		v->members = members;
+		v->known = 1;
+	} else if (v->members != members && !s->disagree[0]) {
+		snprintf(s->disagree, sizeof(s->disagree),
+			 "node %u recorded view %llu of members %#llx, another of %#llx",
+			 i, (unsigned long long)view, (unsigned long long)members,
+			 (unsigned long long)v->members);
+		s->fault = -EBADE;
+	}
+	if (k < 0)
+		return;
+	if (!v->trim_known[k]) {
+		memcpy(v->trim[k], trim, ntrim * sizeof(*trim));
+		v->trim_known[k] = 1;
+		return;
+	}
+	for (r = 0; r < ntrim; r++) {
+		if (v->trim[k][r] == trim[r] || s->disagree[0])
+			continue;
+		snprintf(s->disagree, sizeof(s->disagree),
+			 "node %u ended view %llu of subgroup %d at %llu of sender %u, another at %llu",
+			 i, (unsigned long long)view - 1, k, (unsigned long long)trim[r], r,
+			 (unsigned long long)v->trim[k][r]);
+		s->fault = -EBADE;
+	}
+}
+
 static void simvc_log_view(struct sim_sg *g, u64 view, sp_mask_t members)
 {
 	struct sim_rec *rec = sim_log_add(g);
@@ -228,6 +278,7 @@ static int simvc_apply_sg(struct sim *s, u32 i, u32 k, u64 view, sp_mask_t membe
 		g->released = g->sub.dl_descs;
 		sp_sub_release(&g->sub, g->released);
 	} while (n);
+	simvc_agree(s, i, view, members, (int)k, trim, g->sub.nsenders);
 	simvc_log_view(g, view, members);
 	return 0;
 }
@@ -368,6 +419,7 @@ static void simvc_install(void *c, u64 view, sp_mask_t members)
 	u32 k;
 	SIMVC(c);
 
+	simvc_agree(s, i, view, members, -1, NULL, 0);
 	for (k = 0; k < s->cfg.nsubgroups; k++)
 		if (nd->sg[k].in && nd->sg[k].view_logged != (int)view)
 			simvc_log_view(&nd->sg[k], view, members);

@@ -980,3 +980,29 @@ TEST(joiner_takes_bases_from_outside_the_subgroup)
 		sim_free(&s);
 	}
 }
+
+/*
+ * The check every run here and in the fuzz makes of the view records
+ * (simvc_agree()): a second record of a view with other members, or one
+ * that ends the view before it elsewhere, fails the run, whoever made it.
+ */
+TEST(two_records_of_one_view_that_differ_fail_the_run)
+{
+	static struct sim s;
+	u64 trim[2] = { 10, 20 }, other[2] = { 10, 21 };
+
+	sim_setup(&s, 3, 0, 1);
+	simvc_agree(&s, 0, 2, 0x3, 0, trim, 2);
+	simvc_agree(&s, 1, 2, 0x3, 0, trim, 2);
+	simvc_agree(&s, 2, 2, 0x3, -1, NULL, 0);
+	ASSERT_EQ(s.fault, 0);
+	simvc_agree(&s, 2, 2, 0x3, 0, other, 2);
+	ASSERT_EQ(s.fault, -EBADE);
+	ASSERT_NE(strstr(s.disagree, "ended view 1 of subgroup 0 at 21 of sender 1"), NULL);
+
+	sim_setup(&s, 3, 0, 1);
+	simvc_agree(&s, 0, 2, 0x3, -1, NULL, 0);
+	simvc_agree(&s, 2, 2, 0x5, -1, NULL, 0);
+	ASSERT_EQ(s.fault, -EBADE);
+	ASSERT_NE(strstr(s.disagree, "node 2 recorded view 2 of members 0x5"), NULL);
+}

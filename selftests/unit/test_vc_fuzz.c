@@ -40,7 +40,11 @@
  *     member that has been there since then delivered (unordered: per
  *     sender, view by view);
  *   - with kills of fewer than half the members and nothing else, nobody
- *     stopped.
+ *     stopped;
+ *   - atomicity, as each record is made (simvc_agree()), by every member,
+ *     dead and stopped ones and earlier incarnations too: one member set
+ *     per view number, and in each subgroup one trim that ends the view
+ *     before it.
  * FUZZ_SCHEDULES=N (default 10000), FUZZ_SEED=S (the first seed, default 1);
  * FUZZ_ONEWAY_SCHEDULES=N (default 2000) for the variant whose partition
  * is one link failing in one direction; FUZZ_SHAPE_SCHEDULES=N (default
@@ -746,7 +750,8 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 			next_event = f->round + 1 + (long)sim_below(s, 3 * SUSPECT);
 		}
 		if (fuzz_round(f)) {
-			bad = s->fault == -ENODATA ? "a survivor had no trim of its own to apply" :
+			bad = s->disagree[0] ? s->disagree :
+			      s->fault == -ENODATA ? "a survivor had no trim of its own to apply" :
 			      s->fault == -EIO ? "a delivered payload was corrupt" :
 			      "a write or a row was rejected";
 			break;
