@@ -128,9 +128,12 @@ unit: $(UNIT_BINS)
 
 unit-bins: $(UNIT_BINS) $(UNIT)/sim_scale
 
+# a unit test against the protocol core: $< (its source) to $@
+UNIT_CC = $(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
+
 $(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SRCS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
+	$(UNIT_CC)
 
 # The view-change fuzz: its schedules under UBSan alone (ASan makes each
 # 3.5 times slower), and a fifth as many further ones under ASan and UBSan
@@ -140,7 +143,7 @@ $(UNIT)/test_vc_fuzz: SAN_FLAGS := -fsanitize=undefined -fno-sanitize-recover=al
 
 $(UNIT)/test_vc_fuzz_asan: selftests/unit/test_vc_fuzz.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SRCS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -DFUZZ_ASAN -Iselftests/unit -o $@ $< $(PROTO_SRCS)
+	$(UNIT_CC) -DFUZZ_ASAN
 
 # spindle_blk's message check is plain C too
 $(UNIT)/test_blk: kmod/blk/wire.h
