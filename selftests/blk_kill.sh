@@ -71,11 +71,7 @@ view_without_victim() {
 survivors_at() {
 	_b=$SPINDLE_SHARED/barrier.$1
 	mark "$1"
-	for _t in $(seq 600); do
-		set -- "$_b"/*		# (the name is in _b: this replaces $1)
-		[ $# -ge $((N - 1)) ] && return 0
-		sleep 0.2
-	done
+	"$WAITFOR" -t 120 -n $((N - 1)) "$_b" && return 0
 	ktap_diag "the survivors never all got to ${_b##*.}"
 	return 1
 }

@@ -62,14 +62,9 @@ disarm() {
 	echo >$FF/inject
 }
 
-# wait_log TEXT: up to 120 s for TEXT in the kernel log
+# wait_log TEXT: up to 120 s for TEXT (plain text) in the kernel log
 wait_log() {
-	local end=$(($(date +%s) + 120))
-	while [ "$(date +%s)" -lt $end ]; do
-		dmesg | grep -q "$1" && return 0
-		sleep 0.2
-	done
-	return 1
+	"$WAITFOR" -t 120 -k "$1"
 }
 
 ktap_check "module_functions_injectable" sh -c "

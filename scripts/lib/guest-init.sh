@@ -63,6 +63,18 @@ wait_for() {
 	done
 }
 
+# wait_file SECONDS FILE: until FILE (made by the host) exists; fail after
+# SECONDS.  The tests' waitfor, where the tree has it built, waits in one
+# process: a turn of wait_for's loop is two process starts, 50 ms and more
+# of the vCPU each under TCG, taken from the guests this one waits for.
+wait_file() {
+	if [ -x "$repo/build/selftests/waitfor" ]; then
+		"$repo/build/selftests/waitfor" -t "$1" "$2"
+	else
+		wait_for "$1" test -e "$2"
+	fi
+}
+
 stage1() {
 	export PATH=/bin
 	mount -t proc proc /proc
@@ -209,7 +221,7 @@ stage2() {
 	[ -w /proc/sys/kernel/sched_schedstats ] &&
 		echo 1 >/proc/sys/kernel/sched_schedstats
 	: >"$SPINDLE_OUT/.ready"
-	wait_for "$timeout" test -e "$SPINDLE_OUT/.go" || fail "no go-ahead from the host"
+	wait_file "$timeout" "$SPINDLE_OUT/.go" || fail "no go-ahead from the host"
 	cd "$repo" || fail "cannot cd to $repo"
 
 	# The output goes through a fifo to a background tee, not a pipe: a
@@ -242,7 +254,7 @@ stage2() {
 		cat /sys/kernel/debug/kmemleak
 	fi
 	echo $rc >"$SPINDLE_OUT/.rc"
-	wait_for "$timeout" test -e "$SPINDLE_OUT/.halt"
+	wait_file "$timeout" "$SPINDLE_OUT/.halt"
 }
 
 if [ "${1:-}" = stage2 ]; then

@@ -59,14 +59,13 @@ blk_copies_agree() {
 	dd if="$DEV" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1 \
 		>"$SUMS/.${SPINDLE_NODE:-0}"
 	mv "$SUMS/.${SPINDLE_NODE:-0}" "$SUMS/${SPINDLE_NODE:-0}"
-	for _t in $(seq 600); do
-		_all=1
-		for _k in "$@"; do
-			[ -e "$SUMS/$_k" ] || _all=0
-		done
-		[ $_all = 1 ] && break
-		sleep 0.2
+	_n=$#
+	for _k in "$@"; do
+		set -- "$@" "$SUMS/$_k"
 	done
+	shift "$_n"
+	_all=0
+	[ $# = 0 ] || "$WAITFOR" -t 120 "$@" || _all=1
 	ktap_diag "copies: $(cat "$SUMS"/* | tr '\n' ' ')"
-	[ "$_all" = 1 ] && [ "$(cat "$SUMS"/* | sort -u | grep -c .)" -eq 1 ]
+	[ "$_all" = 0 ] && [ "$(cat "$SUMS"/* | sort -u | grep -c .)" -eq 1 ]
 }

@@ -81,19 +81,18 @@ mark() {
 	mkdir -p "$_d" && : >"$_d/${SPINDLE_NODE:?}"
 }
 
-# barrier NAME: mark NAME, then wait (up to 120 s) until every guest of the
-# run reached it.  One guest: no wait.  The guests are counted with a glob,
-# not ls | wc: a process start takes over a second on a debug guest.
+# WAITFOR: the waits below, each in one process (a `sleep` per turn of a
+# shell loop costs a TCG guest 50 ms and more of its vCPU: a fifth of it
+# while it "waits", taken from the guests it waits for)
+WAITFOR=${WAITFOR:-$PWD/build/selftests/waitfor}
+
+# barrier NAME [SECONDS]: mark NAME, then wait (SECONDS, default 120, at
+# most) until every guest of the run reached it.  One guest: no wait.
 barrier() {
 	[ "${SPINDLE_NODES:-1}" -le 1 ] && return 0
 	mark "$1" || return 1
-	_d=$SPINDLE_SHARED/barrier.$1
-	_i=0
-	while set -- "$_d"/*; [ $# -lt "$SPINDLE_NODES" ]; do
-		_i=$((_i + 1))
-		[ $_i -gt 600 ] && { echo "barrier ${_d##*.}: timed out" >&2; return 1; }
-		sleep 0.2
-	done
+	"$WAITFOR" -t "${2:-120}" -n "$SPINDLE_NODES" "$SPINDLE_SHARED/barrier.$1" ||
+		{ echo "barrier $1: timed out" >&2; return 1; }
 }
 
 # marked NAME GUEST...: wait (up to 120 s) until each GUEST marked NAME
@@ -101,15 +100,15 @@ barrier() {
 marked() {
 	_d=$SPINDLE_SHARED/barrier.$1
 	shift
-	for _t in $(seq 600); do
-		_all=1
-		for _k in "$@"; do
-			[ -e "$_d/$_k" ] || _all=0
-		done
-		[ $_all = 1 ] && return 0
-		sleep 0.2
+	_who=$*
+	_n=$#
+	for _k in "$@"; do
+		set -- "$@" "$_d/$_k"
 	done
-	echo "marked ${_d##*.}: not every one of $* got there" >&2
+	shift "$_n"
+	[ $# = 0 ] && return 0
+	"$WAITFOR" -t 120 "$@" && return 0
+	echo "marked ${_d##*.}: not every one of $_who got there" >&2
 	return 1
 }
 
@@ -143,12 +142,22 @@ gen_config() {
 # SECONDS of the clock at most (default 120: a turn of the loop takes a
 # while on a debug guest); false if it is not by then
 wait_active() {
-	_end=$(($(date +%s) + ${2:-120}))
-	while [ "$(date +%s)" -lt $_end ]; do
-		build/bin/spindlectl show "$1" 2>/dev/null | grep -q "group $1: active" && return 0
+	_end=$(($(uptime_s) + ${2:-120}))
+	while [ "$(uptime_s)" -lt $_end ]; do
+		case "$(build/bin/spindlectl group show "$1" 2>/dev/null)" in
+		"group $1 state active "*) return 0 ;;
+		esac
 		sleep 0.2
 	done
 	return 1
+}
+
+# uptime_s: whole seconds since boot; no process started (no date, no
+# grep in a wait's loop: each start costs a TCG guest 50 ms and more of
+# its vCPU)
+uptime_s() {
+	read -r _up _idle </proc/uptime
+	echo "${_up%.*}"
 }
 
 # kmemleak_reset: on a kmemleak kernel, forget what the kernel leaked
