@@ -19,6 +19,14 @@
  * (kmod/proto/vc.c) over row headers sent through the same queues, each
  * with the node's view area of every subgroup, as the kernel's rows.
  *
+ * Real links, where a test asks (sim_hold(), s->coalesce): a link may
+ * hold its writes back for a while and still deliver them, in order (a
+ * transport retry, an RNR wait, a congested fabric, a CPU at either end
+ * that stalls); and a node keeps one row push in flight per peer, the
+ * latest row going out once it completed (kmod/rows.c), so that a peer
+ * skips the rows in between.  Neither draws from the schedule's rng: a
+ * schedule without them runs as before.
+ *
  * This exercises the protocol logic only; the real transport is tested
  * across QEMU guests.
  */
@@ -153,6 +161,11 @@ struct sim {
 	u32 short_trim;		/* node + 1 that proposes half the trim (0: none) */
 	u32 refused;		/* trims refused by a member that stays */
 	u8 cut[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b are lost */
+	u64 clock;		/* rounds sim_run() ran */
+	u64 held_until[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b wait till */
+	int coalesce;		/* one row write in flight per link */
+	u8 row_due[SIM_MAX_NODES][SIM_MAX_NODES];	/* a newer row waits for it */
+	u64 rows_coalesced;	/* row pushes that a later one replaced */
 	u64 posted[SP_WR_BLOCK + 1];	/* engine writes, by enum sp_wr_kind */
 	u64 posted_bytes[SP_WR_BLOCK + 1];
 	struct sim_vrec vrec[SIM_MAX_VREC];	/* by view number */
@@ -420,15 +433,67 @@ static inline void sim_post(struct sim *s, u32 a, u32 b, u32 k, int kind, u64 of
 	}
 }
 
-/* node a's row header and view area, to b */
+/* is a row write from a to b queued (in flight)? */
+static inline bool sim_row_queued(const struct sim *s, u32 a, u32 b)
+{
+	const struct sim_q *q = &s->q[a][b];
+	u32 h;
+
+	for (h = q->head; h != q->tail; h++)
+		if (q->wr[h % SIM_QCAP].kind == SIM_WR_ROW)
+			return true;
+	return false;
+}
+
+/*
+ * node a's row header and view area, to b; with s->coalesce, only once the
+ * one in flight completed (sim_rows_due() sends the latest row then)
+ */
 static inline void sim_post_row(struct sim *s, u32 a, u32 b)
 {
 	struct sim_node *nd = &s->node[a];
 	struct sim_row row;
 
+	if (s->coalesce && sim_row_queued(s, a, b)) {
+		s->rows_coalesced += !s->row_due[a][b];
+		s->row_due[a][b] = 1;
+		return;
+	}
+	s->row_due[a][b] = 0;
 	row.hdr = nd->rows[a];
 	memcpy(row.area, nd->areas[a], sizeof(row.area));
 	sim_post(s, a, b, 0, SIM_WR_ROW, 0, sizeof(row), &row);
+}
+
+/* the rows that waited for the one in flight, once it completed */
+static inline void sim_rows_due(struct sim *s)
+{
+	u32 a, b;
+
+	for (a = 0; a < s->n; a++)
+		for (b = 0; b < s->n; b++)
+			if (s->row_due[a][b] && !sim_row_queued(s, a, b)) {
+				if (s->node[a].dead)
+					s->row_due[a][b] = 0;
+				else
+					sim_post_row(s, a, b);
+			}
+}
+
+/*
+ * hold the writes from a to b back until round @until (later only): they
+ * land after it, in order
+ */
+static inline void sim_hold(struct sim *s, u32 a, u32 b, u64 until)
+{
+	if (until > s->held_until[a][b])
+		s->held_until[a][b] = until;
+}
+
+/* the writes from a to b that a hold kept back may land from now on */
+static inline void sim_release(struct sim *s, u32 a, u32 b)
+{
+	s->held_until[a][b] = 0;
 }
 
 /* a row from a lands at b */
@@ -855,11 +920,14 @@ static inline long sim_run(struct sim *s, long max_rounds)
 		for (k = 0; k < 4 * s->n * s->n; k++) {
 			a = sim_below(s, s->n);
 			b = sim_below(s, s->n);
-			if (a != b && sim_qlen(s, a, b)) {
+			if (a != b && sim_qlen(s, a, b) && s->clock >= s->held_until[a][b]) {
 				sim_exec(s, a, b);
 				work++;
 			}
 		}
+		if (s->coalesce)
+			sim_rows_due(s);
+		s->clock++;
 		for (i = 0; i < s->n; i++)
 			work += !s->node[i].dead && !s->node[i].failed &&
 				sim_producing(s, i);

@@ -45,10 +45,17 @@
  *     dead and stopped ones and earlier incarnations too: one member set
  *     per view number, and in each subgroup one trim that ends the view
  *     before it.
+ * The late variant runs the same schedules on links as real ones are: now
+ * and then a link, or every link out of one node, holds its writes back
+ * for up to 2 x SUSPECT rounds and then delivers them in order (a live
+ * member may be suspected for it); and a node keeps one row push in flight
+ * per peer, the latest row going out when it completed, so that peers
+ * skip rows (sim.h).
  * FUZZ_SCHEDULES=N (default 10000), FUZZ_SEED=S (the first seed, default 1);
  * FUZZ_ONEWAY_SCHEDULES=N (default 2000) for the variant whose partition
  * is one link failing in one direction; FUZZ_SHAPE_SCHEDULES=N (default
- * 2000) for the shapes variant; `make fuzz-views` runs the long one.  A
+ * 2000) for the shapes variant; FUZZ_LATE_SCHEDULES=N (default 0) for
+ * the late variant; `make fuzz-views` runs the long one.  A
  * failing schedule prints its seed: FUZZ_SEED=seed FUZZ_SCHEDULES=1
  * SIM_TRACE=1 replays it (in a variant: its count 1, the others' 0).
  *
@@ -67,6 +74,7 @@
 #define MAX_ROUNDS	40000
 #define SETTLED		(3 * SUSPECT)	/* rounds with nothing changing */
 #define NEVER		(-1L)
+#define LATE_EVERY	256	/* a hold every this many rounds, on average */
 #ifdef FUZZ_ASAN
 #define FUZZ_SHARE	5	/* the ASan build runs 1/FUZZ_SHARE of each count */
 #else
@@ -104,6 +112,10 @@ struct fuzz {
 	sp_mask_t hit;			/* nodes an event struck */
 	int oneway;			/* a partition cuts one link, one way */
 	int shape;			/* subgroups, members, senders, modes drawn */
+	int late;			/* links hold writes back; rows coalesce */
+	u64 late_rng;			/* the holds' own stream */
+	u32 holds;			/* links held back */
+	u32 events;			/* events still to come */
 	char what[256];			/* the schedule, for the log */
 	char why[96];			/* what a check found */
 };
@@ -410,11 +422,44 @@ static void fuzz_event(struct fuzz *f)
 }
 
 /* one round: the passes, then each node's detection and bookkeeping */
+/*
+ * The late variant's links: now and then, while events are still to come,
+ * a link, or every link out of one node (its NIC), holds its writes back
+ * for up to 2 x SUSPECT rounds, and then delivers them in order; a live
+ * member may be suspected for it.  Its own stream: the schedule's own
+ * draws are the same as without it.
+ */
+static void fuzz_late(struct fuzz *f)
+{
+	struct sim *s = &f->s;
+	u64 until;
+	u32 a, b;
+
+	if (!f->events || sim_xorshift(&f->late_rng) % LATE_EVERY)
+		return;
+	a = (u32)(sim_xorshift(&f->late_rng) % s->n);
+	b = (u32)(sim_xorshift(&f->late_rng) % s->n);
+	until = s->clock + 1 + sim_xorshift(&f->late_rng) % (2 * SUSPECT);
+	f->holds++;
+	if (simvc_trace())
+		fprintf(stderr, "round %ld: writes %u -> %s held back until round %llu\n",
+			f->round, a, a == b ? "all" : "one", (unsigned long long)until);
+	if (a != b) {
+		sim_hold(s, a, b, until);
+		return;
+	}
+	for (b = 0; b < s->n; b++)
+		if (b != a)
+			sim_hold(s, a, b, until);
+}
+
 static int fuzz_round(struct fuzz *f)
 {
 	struct sim *s = &f->s;
 	u32 i;
 
+	if (f->late)
+		fuzz_late(f);
 	if (sim_run(s, 1) < 0 || s->fault)
 		return -1;
 	f->round++;
@@ -618,7 +663,7 @@ static const char *fuzz_check(struct fuzz *f)
 			return f->why;
 		}
 	}
-	if (f->kinds == 1 << EV_KILL && 2 * f->kills < s->n)
+	if (f->kinds == 1 << EV_KILL && 2 * f->kills < s->n && !f->holds)
 		for (a = 0; a < s->n; a++)
 			if (!s->node[a].dead && s->node[a].failed)
 				return "a member stopped with a majority alive";
@@ -708,11 +753,13 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 	long next_event, quiet = 0;
 	u32 i, k, n, events;
 	const char *bad = NULL;
-	int oneway = f->oneway, shape = f->shape;
+	int oneway = f->oneway, shape = f->shape, late = f->late;
 
 	memset(f, 0, sizeof(*f));
 	f->oneway = oneway;
 	f->shape = shape;
+	f->late = late;
+	f->late_rng = seed * 0x9e3779b97f4a7c15ULL + 1;
 	f->seed = seed;
 	n = 3 + (u32)(seed * 7919 % 5);
 	sim_setup(s, n, 0, seed);
@@ -728,6 +775,7 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 	if (sim_start(s))
 		return -1;
 	sim_views(s, false);
+	s->coalesce = late;
 	events = 1 + sim_below(s, 4);
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < s->cfg.nsubgroups; k++)
@@ -744,6 +792,7 @@ static int fuzz_one(struct fuzz *f, u64 seed)
 		fuzz_note_shape(f);
 	next_event = 5 + (long)sim_below(s, 150);
 	while (f->round < MAX_ROUNDS) {
+		f->events = events;
 		if (events && f->round >= next_event) {
 			fuzz_event(f);
 			events--;
@@ -823,6 +872,7 @@ static u64 env_u64(const char *name, u64 def)
 static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 {
 	u64 seed, failed = 0, pairs = 0, three = 0, seven = 0, kinds[EV_KINDS] = { 0 };
+	u64 holds = 0, held = 0, coalesced = 0;
 	struct fuzz_shapes c = { { 0 } };
 	int e;
 
@@ -834,6 +884,9 @@ static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 		pairs += !!f->pairs;
 		three += __builtin_popcountll(f->hit) >= 3;
 		seven += f->s.n == 7;
+		holds += f->holds;
+		held += !!f->holds;
+		coalesced += f->s.rows_coalesced;
 		fuzz_count_shape(f, &c);
 	}
 	TH_LOG("%llu schedules from seed %llu: %llu failed; with %s %llu, %s %llu, %s %llu, %s %llu (two at once %llu); 3 or more members struck %llu; 7 members %llu",
@@ -845,6 +898,10 @@ static u64 fuzz_many(struct fuzz *f, u64 first, u64 count)
 	       fuzz_event_name[3], (unsigned long long)kinds[3],
 	       (unsigned long long)pairs, (unsigned long long)three,
 	       (unsigned long long)seven);
+	if (f->late)
+		TH_LOG("late links: %llu holds in %llu schedules; %llu row pushes replaced by a later one",
+		       (unsigned long long)holds, (unsigned long long)held,
+		       (unsigned long long)coalesced);
 	if (f->shape)
 		TH_LOG("shapes: 1/2/3 subgroups %llu/%llu/%llu; one without node 0 %llu (node 0 struck %llu); unordered %llu (beside ordered %llu); not every member a sender %llu; a node in none %llu",
 		       (unsigned long long)c.nsubs[1], (unsigned long long)c.nsubs[2],
@@ -896,4 +953,18 @@ TEST_TIMEOUT(random_failures_in_other_shapes, 900)
 
 	f.shape = 1;
 	ASSERT_EQ(fuzz_variant(&f, "FUZZ_SHAPE_SCHEDULES", 2000), 0);
+}
+
+/*
+ * The same schedules on real links: now and then a link, or every link
+ * out of a node, holds its writes back for up to 2 x SUSPECT rounds and
+ * then delivers them, in order; and a node keeps one row push in flight
+ * per peer, so peers skip rows (FUZZ_LATE_SCHEDULES, default 0).
+ */
+TEST_TIMEOUT(random_failures_on_late_links, 900)
+{
+	static struct fuzz f;
+
+	f.late = 1;
+	ASSERT_EQ(fuzz_variant(&f, "FUZZ_LATE_SCHEDULES", 0), 0);
 }
