@@ -514,6 +514,28 @@ void spindle_conn_down(struct spindle_conn *conn, const char *why)
 }
 
 /**
+ * spindle_conn_fence - the peer's writes stop landing here, now
+ * @conn: the predicate thread's connection to a member the view change
+ *	cuts off (peer->kc: its QP lives until the thread let go of it)
+ *
+ * The QP goes to the error state at once, so that no write of the peer's
+ * still on the way (a late one of the old view) lands in the memory the
+ * caller is about to reset; spindle_conn_down() and the reap tear the
+ * connection down after.
+ * Context: the predicate thread (ib_modify_qp() may sleep).
+ */
+void spindle_conn_fence(struct spindle_conn *conn)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	int ret;
+
+	ret = ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
+	if (ret)
+		pr_warn("group %u: member %u: its QP did not go to the error state (%d)\n",
+			conn->peer->g->id, conn->peer->id, ret);
+}
+
+/**
  * spindle_conn_fail_later - the predicate thread found @conn broken
  * @conn: its current connection
  * @why: for the log

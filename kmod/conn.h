@@ -163,6 +163,7 @@ bool spindle_conn_set_state(struct spindle_conn *conn, enum spindle_conn_state t
 struct spindle_conn *spindle_conn_alloc(struct spindle_peer *peer, bool rejoin);
 int spindle_conn_create_qp(struct spindle_conn *conn, struct rdma_cm_id *id);
 void spindle_conn_down(struct spindle_conn *conn, const char *why);
+void spindle_conn_fence(struct spindle_conn *conn);
 void spindle_conn_fail_later(struct spindle_conn *conn, const char *why);
 void spindle_conn_reap(struct spindle_conn *conn);
 void spindle_conn_free(struct spindle_conn *conn);

@@ -527,10 +527,11 @@ static void spindle_vc_install(void *ctx, u64 view, sp_mask_t members)
 }
 
 /*
- * Members of the view about to run that the drained and ready waits
- * skipped (suspected): they may still be in the old view, so nothing of
- * the new one may land in their memory, nor theirs in ours.  Their
- * connections go down; the next change takes them out.
+ * Members of the view about to run that the drained wait (before the
+ * reset) or the ready wait (at install) skipped, suspected: they may
+ * still be in the old view, so nothing of the new one may land in their
+ * memory, nor theirs in ours.  Their QPs stop taking writes at once and
+ * their connections go down; the next change takes them out.
  */
 static void spindle_vc_fence(void *ctx, sp_mask_t fenced)
 {
@@ -542,8 +543,9 @@ static void spindle_vc_fence(void *ctx, sp_mask_t fenced)
 
 		if (i == g->me || !sp_mask_has(fenced, i) || !peer || !peer->kc)
 			continue;
-		pr_info("group %u: member %u is suspected as view %llu begins: cut off\n",
-			g->id, peer->id, g->vc.view);
+		pr_info("group %u: member %u is suspected as view %llu is set up: cut off\n",
+			g->id, peer->id, g->vc.next_view);
+		spindle_conn_fence(peer->kc);
 		spindle_conn_down(peer->kc, "suspected as the view began");
 	}
 }

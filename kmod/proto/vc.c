@@ -445,10 +445,18 @@ static bool sp_vc_step_drained(struct sp_vc *vc, struct sp_row_hdr *mine,
 			       const struct sp_vc_ops *ops, void *ctx, int *work)
 {
 	sp_mask_t stay = vc->next_members & ~(vc->local_suspects | vc->suspects);
+	sp_mask_t skipped = vc->next_members & ~stay & ~((sp_mask_t)1 << vc->me);
 
 	*work = 1;
 	if (!sp_vc_all(vc, mine, rows, stay, SP_ROW_OFF(drained), vc->next_view))
 		return false;
+	/*
+	 * The wait skipped them: they may not have drained, and their
+	 * old-view writes may still be on the way.  Cut them off before the
+	 * memory those writes would land in is reset for the new view.
+	 */
+	if (skipped)
+		ops->fence(ctx, skipped);
 	if (ops->reset(ctx, vc->next_view, vc->next_members) == -EAGAIN)
 		return false;
 	set_mine(vc, &mine->ready, vc->next_view);

@@ -54,7 +54,7 @@
  * FUZZ_SCHEDULES=N (default 10000), FUZZ_SEED=S (the first seed, default 1);
  * FUZZ_ONEWAY_SCHEDULES=N (default 2000) for the variant whose partition
  * is one link failing in one direction; FUZZ_SHAPE_SCHEDULES=N (default
- * 2000) for the shapes variant; FUZZ_LATE_SCHEDULES=N (default 0) for
+ * 2000) for the shapes variant; FUZZ_LATE_SCHEDULES=N (default 2000) for
  * the late variant; `make fuzz-views` runs the long one.  A
  * failing schedule prints its seed: FUZZ_SEED=seed FUZZ_SCHEDULES=1
  * SIM_TRACE=1 replays it (in a variant: its count 1, the others' 0).
@@ -959,12 +959,12 @@ TEST_TIMEOUT(random_failures_in_other_shapes, 900)
  * The same schedules on real links: now and then a link, or every link
  * out of a node, holds its writes back for up to 2 x SUSPECT rounds and
  * then delivers them, in order; and a node keeps one row push in flight
- * per peer, so peers skip rows (FUZZ_LATE_SCHEDULES, default 0).
+ * per peer, so peers skip rows (FUZZ_LATE_SCHEDULES, default 2000).
  */
 TEST_TIMEOUT(random_failures_on_late_links, 900)
 {
 	static struct fuzz f;
 
 	f.late = 1;
-	ASSERT_EQ(fuzz_variant(&f, "FUZZ_LATE_SCHEDULES", 0), 0);
+	ASSERT_EQ(fuzz_variant(&f, "FUZZ_LATE_SCHEDULES", 2000), 0);
 }
