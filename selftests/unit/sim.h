@@ -161,6 +161,7 @@ struct sim {
 	u32 short_trim;		/* node + 1 that proposes half the trim (0: none) */
 	u32 refused;		/* trims refused by a member that stays */
 	u8 cut[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b are lost */
+	u8 fenced[SIM_MAX_NODES][SIM_MAX_NODES];	/* b put its QP to a in error */
 	u64 clock;		/* rounds sim_run() ran */
 	u64 held_until[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b wait till */
 	int coalesce;		/* one row write in flight per link */
@@ -517,6 +518,13 @@ static inline void sim_exec(struct sim *s, u32 a, u32 b)
 	struct sim_sg *src = &s->node[a].sg[w->sg], *dst = &s->node[b].sg[w->sg];
 
 	if (s->node[b].dead || s->cut[a][b]) {	/* nothing lands: dead, or cut off */
+		/*
+		 * b's QP to a is in the error state: a's write is never
+		 * acknowledged, its retries run out and its connection to b
+		 * breaks, as the kernel's does (spindle_conn_fence())
+		 */
+		if (s->fenced[a][b])
+			s->node[a].vc.local_suspects |= 1ULL << b;
 		free(w->snap);
 		q->head++;
 		return;

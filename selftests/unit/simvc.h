@@ -406,6 +406,7 @@ static void simvc_fence(void *c, sp_mask_t fenced)
 			fprintf(stderr, "node %u fences %u\n", i, x);
 		s->cut[i][x] = 1;
 		s->cut[x][i] = 1;
+		s->fenced[x][i] = 1;
 		while (q->head != q->tail) {
 			free(q->wr[q->head % SIM_QCAP].snap);
 			q->head++;
@@ -552,6 +553,8 @@ static inline void sim_restart(struct sim *s, u32 k)
 	sp_vc_init_joining(&nd->vc, k, s->n);
 	sp_vc_row_init(&nd->vc, &nd->rows[k], nd->incarnation);
 	for (b = 0; b < s->n; b++) {
+		s->fenced[k][b] = 0;	/* new connections, */
+		s->fenced[b][k] = 0;	/* no QP in the error state */
 		if (b == k || s->node[b].dead)
 			continue;
 		sp_vc_local_join(&s->node[b].vc, k);
