@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # View changes across real guests: each scenario runs on 4 to 7 guests of
-# scripts/vmcluster (those of four guests in which the host does nothing to
-# a guest share one boot: see "One boot for several scenarios" below),
+# scripts/vmcluster (those in which the host does nothing to a guest share
+# a boot of as many guests: see "One boot for several scenarios" below),
 # streams in two subgroups (selftests/views-guest:
 # subgroup 0 ordered over all of them, subgroup 5 unordered over guests 1
 # and up, so that the leader, guest 0, is not in it) and makes members
@@ -27,13 +27,16 @@
 #   it learns the group ran on without it: it must join, not start a view
 #   1 of its own;
 #   faults inside a change (phase-exact faults, kmod/fault.c, armed through
-#   debugfs), five guests, guest 4 killed: the leader dies right after it
+#   debugfs), five guests: a guest dies to start the change (guest 4, or
+#   the leader; in its module: the fault "now die" makes it fall silent,
+#   then take its connections down, so the host does nothing and these
+#   share a boot), and in that change the leader dies right after it
 #   proposed, committed, drained or got ready, or once it wedged in the
 #   change; a member goes silent right after it echoed the proposal (its
 #   connections stay up: only its heartbeat tells), or dies once drained
 #   or ready; the leader proposes half the trim, short of what its
 #   followers delivered ("proposed short"), and they must refuse it; the
-#   leader is killed and the next one dies right after it proposed: in
+#   leader dies and the next one dies right after it proposed: in
 #   each the three left install a view of just them (their logs may hold a
 #   view record of the committed change in between);
 #   faults around a join: the joiner dies again once its join is committed
@@ -797,16 +800,15 @@ plan() {
 	kind=${hmode%%/*}
 	case "$kind" in
 	fault)
-		# fault/NODE/POINT/ACTION: VICTIMS killed at AT s; NODE, armed
+		# fault/NODE/POINT/ACTION: VICTIMS die at AT s; NODE, armed
 		# at POINT of the change that follows, goes ACTION there
 		IFS=/ read -r _ fnode fpoint faction <<<"$hmode"
 		NODES=5
 		FINAL_VIEW=any
-		for v in ${victims//,/ }; do hopts+=(--kill "$v@views_delivering+$at"); done
 		secs=$SECS5
-		gargs=("${UNTIL[@]}" "$secs" fault "$fnode" "$fpoint" "$faction")
+		gargs=("${UNTIL[@]}" "$secs" fault "$fnode" "$fpoint" "$faction" "$victims" "$at")
 		check=(check_fault_run "$fnode" "$fpoint" ${victims//,/ } "$fnode")
-		desc="kill $victims $at s after every stream delivered; node $fnode goes $faction once $fpoint in the change" ;;
+		desc="node $victims dies in its module $at s after every stream delivered; node $fnode goes $faction once $fpoint in the change" ;;
 	partition)
 		# partition/N: N guests, VICTIMS cut off from the others AT s
 		# after every stream delivered
@@ -920,52 +922,65 @@ check_other() {
 	fi
 }
 
-# One boot for several scenarios: those of four guests in which the host
-# does nothing to a guest (hostile peers, rejoins, the false suspicion,
-# the faults around a join) run one after the other in one scripts/
-# vmcluster run (selftests/views-batch: each starts on a freshly loaded
-# module and a clean kernel log, in folders of its own), their results
-# then checked as if each had run alone.  A kernel splat anywhere in that
-# run fails every scenario of it.  Two or more, unless VIEWS_BATCH=0.
-batch=()
-batch_secs=0
-if [ "${VIEWS_BATCH:-1}" = 1 ]; then
+# One boot for several scenarios: those in which the host does nothing to
+# a guest (hostile peers, rejoins, the false suspicion, the faults inside
+# a change and around a join) run one after the other in one scripts/
+# vmcluster run per guest count (selftests/views-batch: each starts on a
+# freshly loaded module and a clean kernel log, in folders of its own),
+# and last in each, one of as many guests in which the host does
+# something (a kill, a partition: it ends as a run of its own).  Their
+# results are then checked as if each had run alone.  A kernel splat
+# anywhere in such a run fails every scenario of it.  Two or more share a
+# boot, unless VIEWS_BATCH=0.
+declare -A in_batch	# NAME: the guest count of the boot it ran in
+
+# run_batch N: the scenarios of N guests above, in one boot (batchN,
+# batchN.log)
+run_batch() {
+	local n=$1 sc list=() all=0 last= last_opts=() o t0
 	for sc in $scenarios; do
 		plan "$sc"
-		[ "$NODES" = 4 ] && [ ${#hopts[@]} = 0 ] || continue
-		batch+=("$name $((secs + $(slack 4))) ${gargs[*]}")
-		batch_secs=$((batch_secs + secs + $(slack 4)))
+		[ "$NODES" = "$n" ] || continue
+		if [ ${#hopts[@]} != 0 ]; then
+			[ -z "$last" ] && last=$sc
+			continue
+		fi
+		list+=("$name $((secs + $(slack "$n"))) ${gargs[*]}")
+		all=$((all + secs + $(slack "$n")))
 	done
-	[ ${#batch[@]} -ge 2 ] || batch=()
-fi
-if [ ${#batch[@]} -gt 0 ]; then
-	echo "# ${#batch[@]} scenarios in one boot: ${batch[*]%% *}"
-	batch_start=$(date +%s)
-	limits 4 "$batch_secs"
-	vmcluster_again "$OUT/batch.log" -n 4 "${limit[@]}" --out "$OUT/batch" \
-		-- selftests/views-batch "${batch[@]}"
-	echo "# the shared boot: vmcluster exit $? after $(($(date +%s) - batch_start)) s"
-fi
-
-# batched NAME: NAME ran in the shared boot
-batched() {
-	local b
-	for b in "${batch[@]}"; do
-		[ "${b%% *}" = "$1" ] && return 0
-	done
-	return 1
+	[ ${#list[@]} = 0 ] && return 0
+	if [ -n "$last" ]; then
+		plan "$last"
+		list+=("$name $((secs + $(slack "$n"))) ${gargs[*]}")
+		all=$((all + secs + $(slack "$n")))
+		# its barriers are in a folder of its own
+		for o in "${hopts[@]}"; do last_opts+=("${o/@views_/@$name/views_}"); done
+	fi
+	[ ${#list[@]} -ge 2 ] || return 0
+	for sc in "${list[@]}"; do in_batch[${sc%% *}]=$n; done
+	echo "# ${#list[@]} scenarios in one boot of $n guests: ${list[*]%% *}"
+	t0=$(date +%s)
+	limits "$n" "$all"
+	vmcluster_again "$OUT/batch$n.log" -n "$n" "${limit[@]}" --out "$OUT/batch$n" \
+		"${last_opts[@]}" -- selftests/views-batch "${list[@]}"
+	echo "# the shared boot of $n guests: vmcluster exit $? after $(($(date +%s) - t0)) s"
 }
+if [ "${VIEWS_BATCH:-1}" = 1 ]; then
+	for bn in $(for sc in $scenarios; do plan "$sc"; echo "$NODES"; done | sort -nu); do
+		run_batch "$bn"
+	done
+fi
 
 # link_batched: the scenario's results in $d, as if it had run alone:
 # its guests' folders and consoles are the shared boot's
 link_batched() {
-	local k
+	local k b=batch${in_batch[$name]}
 	mkdir -p "$d"
 	for k in $(seq 0 $((NODES - 1))); do
-		ln -sfn "../batch/node$k/$name" "$d/node$k"
-		ln -sfn "../batch/console-$k.log" "$d/console-$k.log"
+		ln -sfn "../$b/node$k/$name" "$d/node$k"
+		ln -sfn "../$b/console-$k.log" "$d/console-$k.log"
 	done
-	{ echo "vmcluster: $name ran in the shared boot ($OUT/batch)"; cat "$OUT/batch.log"; } >"$d.log"
+	{ echo "vmcluster: $name ran in a shared boot ($OUT/$b)"; cat "$OUT/$b.log"; } >"$d.log"
 	# its own time, the boot aside
 	sc_took=$(cat "$d/node0/.took" 2>/dev/null)
 }
@@ -975,7 +990,7 @@ for sc in $scenarios; do
 	sc_start=$(date +%s)
 	sc_took=
 	echo "# $name: $desc"
-	if batched "$name"; then
+	if [ -n "${in_batch[$name]:-}" ]; then
 		link_batched
 		rc=0
 	else
