@@ -162,6 +162,7 @@ struct sim {
 	u32 refused;		/* trims refused by a member that stays */
 	u8 cut[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b are lost */
 	u8 fenced[SIM_MAX_NODES][SIM_MAX_NODES];	/* b put its QP to a in error */
+	int fence_breaks;	/* a's write into it makes a suspect b at once */
 	u64 clock;		/* rounds sim_run() ran */
 	u64 held_until[SIM_MAX_NODES][SIM_MAX_NODES];	/* writes a -> b wait till */
 	int coalesce;		/* one row write in flight per link */
@@ -519,12 +520,15 @@ static inline void sim_exec(struct sim *s, u32 a, u32 b)
 
 	if (s->node[b].dead || s->cut[a][b]) {	/* nothing lands: dead, or cut off */
 		/*
-		 * b's QP to a is in the error state: a's write is never
-		 * acknowledged, its retries run out and its connection to b
-		 * breaks, as the kernel's does (spindle_conn_fence())
+		 * b fenced a (spindle_conn_fence(): its QP to a in the error
+		 * state, then down): a's writes are never acknowledged and b
+		 * disconnects, so a finds b lost.  With fence_breaks it does
+		 * at its first write there (test_vc: a fenced member leaves
+		 * the run, which then settles); the fuzz leaves it to its own
+		 * model of late (or no) notice and the heartbeat.
 		 */
-		if (s->fenced[a][b])
-			s->node[a].vc.local_suspects |= 1ULL << b;
+		if (s->fence_breaks && s->fenced[a][b])
+			sp_vc_local_suspect(&s->node[a].vc, b);
 		free(w->snap);
 		q->head++;
 		return;

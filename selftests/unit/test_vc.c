@@ -61,6 +61,7 @@ static void start(struct sim *s, u32 n, u64 seed, u32 per_sender)
 
 	sim_init(s, n, senders, n, SP_MODE_ORDERED, 6, 24, seed);
 	sim_views(s, false);
+	s->fence_breaks = 1;
 	for (i = 0; i < n; i++)
 		s->node[i].sg[0].to_send = per_sender;
 }
@@ -623,6 +624,7 @@ static int start_subgroups(struct sim *s, u32 n, u64 seed, u32 per_sender,
 	if (sim_start(s))
 		return -1;
 	sim_views(s, false);
+	s->fence_breaks = 1;
 	for (k = 0; k < nsubs; k++)
 		for (i = 0; i < n; i++)
 			if (sp_mask_has(sh[k].senders, i))
