@@ -19,10 +19,10 @@
  * guest "waited", and two guests on a host core slowed the one the others
  * waited for.  Files the host or another guest makes on a 9p folder send
  * no inotify event here, so the paths are polled: every 50 ms at first,
- * then less and less often, down to every 250 ms (a poll is a stat or a
- * readdir, 9p round trips that cost a TCG guest 4 ms of its vCPU: polled
- * every 50 ms, a guest that sat out a scenario took 8% of a host core);
- * the kernel log is read from /dev/kmsg, which blocks.
+ * then less and less often, until every 250 ms (a poll is a stat, a
+ * readdir or a read, 9p round trips that cost a TCG guest 4 ms of its
+ * vCPU: polled every 50 ms, a guest that only waited took 8% of a host
+ * core); the kernel log is read from /dev/kmsg, which blocks.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,10 +48,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* sleep *MS, and make the next nap half as long again (up to the most) */
-static void nap(long *ms)
+/*
+ * sleep *MS (no longer than the LEFT s of the limit), and make the next
+ * nap half as long again, up to the most
+ */
+static void nap(long *ms, double left)
 {
-	struct timespec ts = { 0, *ms * 1000000L };
+	long n = left * 1000 < *ms ? (long)(left * 1000) + 1 : *ms;
+	struct timespec ts = { 0, n * 1000000L };
 
 	nanosleep(&ts, NULL);
 	*ms = *ms * 3 / 2 > POLL_MAX_MS ? POLL_MAX_MS : *ms * 3 / 2;
@@ -205,6 +209,6 @@ int main(int argc, char **argv)
 			return 0;
 		if (now_s() >= end)
 			return 1;
-		nap(&ms);
+		nap(&ms, end - now_s());
 	}
 }
