@@ -63,6 +63,7 @@ static void spindle_sub_hand(struct spindle_subgroup *sub, u32 n)
 		if ((s32)r == sub->my_rank)
 			sub->own_delivered++;
 	}
+	sub->handed += n;
 	if (!n)
 		return;
 	trace_spindle_deliver_batch(sub->group_id, sub->id, sub->batch[0].seq, n);

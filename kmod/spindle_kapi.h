@@ -14,7 +14,9 @@
  *		delivered messages, in delivery order.  Each message stays
  *		valid, in place, until the consumer gives it back with
  *		spindle_release(); until every consumer on every member has,
- *		its sender cannot reuse the slot.
+ *		its sender cannot reuse the slot.  A consumer that keeps
+ *		state built from the messages asks spindle_consumer_whole()
+ *		whether it was handed every one.
  *
  * Contexts: spindle_reserve() sleeps unless its timeout is 0;
  * spindle_mark_ready() and spindle_void() may be called from process or
@@ -139,6 +141,7 @@ int spindle_void(struct spindle_subgroup *sub, u64 pos);
 struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
 					const struct spindle_consumer_ops *ops,
 					void *priv);
+bool spindle_consumer_whole(const struct spindle_consumer *c);
 void spindle_release(struct spindle_consumer *c, u32 n);
 void spindle_detach(struct spindle_consumer *c);
 

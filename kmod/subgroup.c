@@ -279,7 +279,9 @@ EXPORT_SYMBOL_GPL(spindle_void);
  * @priv: passed back to them
  *
  * The consumer sees every message delivered from now on.  While a subgroup
- * has no consumer, deliverable messages wait for one.
+ * has no consumer, deliverable messages wait for one (but a view change
+ * drops what it delivers then): spindle_consumer_whole() tells whether
+ * this one missed any.
  * Context: process context.
  * Return: the consumer, or an ERR_PTR.
  */
@@ -301,6 +303,7 @@ struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
 	spin_lock(&sub->cons_lock);
 	c->given = sub->eng.dl_descs;
 	atomic64_set(&c->released, c->given);
+	c->missed = sub->handed != 0;
 	list_add_tail(&c->node, &sub->consumers);
 	sub->nconsumers++;
 	spin_unlock(&sub->cons_lock);
@@ -308,6 +311,34 @@ struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
 	return c;
 }
 EXPORT_SYMBOL_GPL(spindle_attach);
+
+/**
+ * spindle_consumer_whole - has this consumer been handed every message?
+ * @c: consumer
+ *
+ * A consumer that keeps state built from the messages (a replica) must know
+ * whether it has all of them.  It has when it attached before the first
+ * data message was delivered in its subgroup on this member, and this
+ * member founded the group rather than came (back) into a running one.  A
+ * consumer attached later than that (another consumer took the messages
+ * before, or a view change dropped them with no consumer to take them), or
+ * on a joiner, has not, and never will.
+ *
+ * Context: any.
+ * Return: true if it has; false if not, or while the group is still
+ * connecting (a member cannot yet tell whether it founds or joins).
+ */
+bool spindle_consumer_whole(const struct spindle_consumer *c)
+{
+	struct spindle_subgroup *sub = c->sub;
+
+	if (spindle_sub_state(sub) == SPINDLE_GROUP_CONNECTING)
+		return false;
+	/* joined is set before the state leaves CONNECTING: read it after */
+	smp_rmb();	/* pairs with spindle_view_mark_joined()'s smp_wmb() */
+	return !c->missed && !READ_ONCE(sub->joined);
+}
+EXPORT_SYMBOL_GPL(spindle_consumer_whole);
 
 /**
  * spindle_release - give back the @n oldest messages this consumer holds

@@ -32,6 +32,7 @@ struct spindle_consumer {
 	void *priv;
 	atomic64_t released;		/* absolute descriptor count */
 	u64 given;			/* absolute count handed to it */
+	bool missed;			/* data was delivered before it came */
 };
 
 struct spindle_subgroup {
@@ -69,6 +70,10 @@ struct spindle_subgroup {
 	struct sp_bases base;		/* the group's bases of this subgroup */
 	u64 view_done;			/* view whose trim was applied */
 	u64 own_delivered;		/* my data messages delivered, all views */
+	u64 handed;			/* data delivered, all views: to the
+					 * consumers, or dropped at a trim with
+					 * none (cons_lock)
+					 */
 	bool joined;			/* came into a running group: no history */
 	bool prod_stale;		/* a view change voided the page */
 

@@ -8,8 +8,19 @@
 # guest writes a pattern of its own to a region of its own.  The checks:
 # every copy's checksum is the same on every guest, every guest reads
 # every other guest's pattern from its own copy, nothing was refused or
-# failed; and the knob refuses what it must (no blk_mib, twice).  Last,
+# failed; and the knob refuses what it must (no blk_mib, twice).  Then
 # ext4 made on one guest's device reads back on every guest.
+# Last, devices made late (3 guests or more): a copy is the group's only
+# if its device was there for every write delivered on its member, else
+# it is stale and fails every request (EIO), where before it served
+# zeros for the others' data:
+#   - guest 2 removes its device and makes it again; guest 1 unloads
+#     spindle_blk, loads it and makes it again: both stale, guest 0's live;
+#   - in a second group, guest 0 writes while guests 1 and 2 have no
+#     device: guest 1 makes one then (the write waited for it: live, and
+#     it reads the write), then leaves; the view change delivers the write
+#     on guest 2 with no device there, which drops it: the device guest 2
+#     makes after it is stale.
 . selftests/lib/ktap.sh
 . selftests/lib/spindle.sh
 . selftests/lib/bw.sh
@@ -52,6 +63,70 @@ refused() {
 	return 1
 }
 
+# dev_of GROUP: the device of GROUP's subgroup 5 here (the knob's list)
+dev_of() {
+	_l=$(grep " group $1 subgroup 5 " $P/create) && echo "/dev/${_l%% *}"
+}
+
+# made GROUP: make the device of GROUP's subgroup 5 here; wait for its node
+made() {
+	echo "$1 5" >$P/create || return 1
+	for _i in $(seq 50); do
+		[ -b "$(dev_of "$1")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# in_state GROUP STATE: the knob lists GROUP's device in STATE
+in_state() {
+	grep -q " group $1 subgroup 5 state $2 " $P/create ||
+		{ ktap_diag "$(grep " group $1 " $P/create)"; return 1; }
+}
+
+# stale GROUP: GROUP's device here is stale, and a read of it fails (EIO)
+stale() {
+	in_state "$1" stale || return 1
+	_err=$(dd if="$(dev_of "$1")" of=/dev/null bs=4096 count=1 iflag=direct status=none 2>&1) &&
+		{ ktap_diag "group $1: a stale device's read succeeded"; return 1; }
+	case "$_err" in *"Input/output error"*) return 0 ;; esac
+	ktap_diag "group $1: read: $_err"
+	return 1
+}
+
+# reads_late GROUP: GROUP's device here is live and reads guest 0's write
+reads_late() {
+	in_state "$1" live &&
+		[ "$(dd if="$(dev_of "$1")" bs=4096 count=1 iflag=direct status=none | sha256sum)" = \
+		  "$(blk_block 0 0 | sha256sum)" ]
+}
+
+# late_view GROUP: until GROUP is active in view 2 here (30 s at most)
+late_view() {
+	for _i in $(seq 150); do
+		case "$(build/bin/spindlectl group show "$1" 2>/dev/null)" in
+		"group $1 state active self "*" view 2 "*) return 0 ;;
+		esac
+		sleep 0.2
+	done
+	ktap_diag "$(build/bin/spindlectl group show "$1" 2>/dev/null | head -n 1)"
+	return 1
+}
+
+# the late devices' cases (below)
+remade_stale() {
+	echo 0 >$P/remove && made $G && stale $G
+}
+reloaded_stale() {
+	rmmod spindle_blk && insmod "$BLK_KO" && made $G && stale $G
+}
+made_and_reads() {
+	made "$1" && reads_late "$1"
+}
+made_after_view_stale() {
+	late_view "$1" && made "$1" && stale "$1"
+}
+
 # the device's checksum, read past the page cache (another guest's writes
 # change the copy under it)
 copy_sum() {
@@ -59,7 +134,7 @@ copy_sum() {
 }
 
 spindle_load || exit 1
-ktap_plan 16
+ktap_plan 21
 gen_config "$CFG" $G "$(bw_port $G)" \
 	"subgroup 5 members all senders all window 32 max_msg 4160 mode ordered blk_mib 16" \
 	"subgroup 6 members all senders all window 4 max_msg 4160 mode ordered"
@@ -121,8 +196,58 @@ else
 	done
 fi
 barrier blk_checked
-echo 0 >$P/remove
+
+G2=86
+LATE="remade_device_is_stale reloaded_module_device_is_stale first_device_stays_live"
+LATE="$LATE device_made_while_writes_wait_is_live device_made_after_a_drop_is_stale"
+if [ "$N" -lt 3 ]; then
+	for _t in $LATE; do
+		ktap_result skip "$_t" "needs 3 guests"
+	done
+else
+	case "$ME" in
+	0) ktap_check "first_device_stays_live" in_state $G live ;;
+	1) ktap_check "reloaded_module_device_is_stale" reloaded_stale ;;
+	2) ktap_check "remade_device_is_stale" remade_stale ;;
+	esac
+	for _t in remade_device_is_stale reloaded_module_device_is_stale first_device_stays_live; do
+		case "$ME:$_t" in
+		2:remade* | 1:reloaded* | 0:first*) ;;
+		*) ktap_result skip "$_t" "another guest's case" ;;
+		esac
+	done
+
+	CFG2=$LOGDIR/blk_late.conf
+	gen_config "$CFG2" $G2 "$(bw_port $G2)" \
+		"subgroup 5 members all senders all window 32 max_msg 4160 mode ordered blk_mib 16"
+	build/bin/spindlectl up "$CFG2" >/dev/null && wait_active $G2 ||
+		ktap_diag "group $G2 not active"
+	[ "$ME" = 0 ] && { made $G2 || ktap_diag "no device of group $G2"; }
+	barrier blk_late_made
+	if [ "$ME" = 0 ]; then
+		blk_block 0 0 | dd of="$(dev_of $G2)" bs=4096 iflag=fullblock oflag=direct \
+			status=none || ktap_diag "guest 0's write to group $G2 failed"
+	fi
+	barrier blk_late_written
+	if [ "$ME" = 1 ]; then
+		ktap_check "device_made_while_writes_wait_is_live" made_and_reads $G2
+		_d=$(dev_of $G2)
+		echo "${_d##*blk}" >$P/remove
+		build/bin/spindlectl down $G2 >/dev/null
+	else
+		ktap_result skip "device_made_while_writes_wait_is_live" "guest 1's case"
+	fi
+	if [ "$ME" = 2 ]; then
+		ktap_check "device_made_after_a_drop_is_stale" made_after_view_stale $G2
+	else
+		ktap_result skip "device_made_after_a_drop_is_stale" "guest 2's case"
+	fi
+	barrier blk_late_checked
+	[ "$ME" = 0 ] && { reads_late $G2 || ktap_diag "guest 0's device of group $G2 lost its write"; }
+fi
+barrier blk_late_done
 rmmod spindle_blk
+build/bin/spindlectl down $G2 >/dev/null 2>&1
 ktap_check "spindlectl_down" build/bin/spindlectl down $G
 ktap_check "kernel_log_clean" dmesg_clean
 spindle_unload

@@ -167,8 +167,8 @@ static void sblk_deliver(struct spindle_consumer *c, void *priv,
  * A new view.  Every message of the old one was delivered before this:
  * a write of mine still in flight was cut off at the trim and fails, and
  * a write in progress from any sender ends here unfinished, at every
- * member alike.  A member that came back into the running group has a
- * copy without the writes made while it was away: the device goes stale.
+ * member alike.  (A member that came back into a running group knows it
+ * before its device is made: sblk_whole_or_stale().)
  */
 static void sblk_view(struct spindle_consumer *c, void *priv,
 		      const struct spindle_view_rec *v)
@@ -182,9 +182,6 @@ static void sblk_view(struct spindle_consumer *c, void *priv,
 	spin_lock(&b->lock);
 	b->view_gen++;
 	sblk_fail_all(b, &done);
-	if (v->joined && sblk_move(b, SBLK_STALE))
-		pr_warn("spindle-blk%d: this member joined the running group in view %llu: its copy lacks the writes made before; every request fails (no state transfer)\n",
-			b->index, v->view_id);
 	spin_unlock(&b->lock);
 	if (!list_empty(&done))
 		pr_info("spindle-blk%d: view %llu: writes cut off at the trim fail\n",

@@ -21,9 +21,10 @@
 
 /*
  * A device's states; transitions are checked (sblk_move):
- *   LIVE  -> FAILED (the group failed or went down), STALE (this member
- *            came back into a running group: its copy lacks the writes
- *            made while it was out), DYING
+ *   LIVE  -> FAILED (the group failed or went down), STALE (its copy
+ *            lacks writes delivered here: this member came back into a
+ *            running group, or the device was made after deliveries it
+ *            never had), DYING
  *   STALE -> FAILED, DYING;  FAILED -> DYING
  * Only LIVE serves I/O; the others fail it with BLK_STS_IOERR.  A STALE
  * device still consumes its deliveries, so that the others go on.

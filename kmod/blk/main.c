@@ -104,6 +104,34 @@ static int sblk_in_view(struct sblk *b)
 	}
 }
 
+/*
+ * A copy made now is the group's only if this device was handed every
+ * write delivered in the subgroup here (spindle_consumer_whole()): not if
+ * a device before it (removed, or of a spindle_blk since unloaded) or a
+ * reader of /dev/spindleN took some, if a view change dropped some while
+ * no device was there, or if this member joined a running group.  Its
+ * deliveries may have begun meanwhile: a state only goes forward, so a
+ * copy found stale stays stale.
+ */
+static void sblk_whole_or_stale(struct sblk *b)
+{
+	bool moved;
+
+	if (spindle_consumer_whole(b->cons))
+		return;
+	spin_lock(&b->lock);
+	moved = sblk_move(b, SBLK_STALE);
+	spin_unlock(&b->lock);
+	if (!moved)
+		return;
+	if (b->attr.joined)
+		pr_warn("spindle-blk%d: this member joined the running group: its copy lacks the writes made before; every request fails (no state transfer)\n",
+			b->index);
+	else
+		pr_warn("spindle-blk%d: writes were delivered in group %u subgroup %u before this device was made (to an earlier device or a reader, or dropped at a view change with none): its copy lacks them; every request fails (no state transfer)\n",
+			b->index, b->group_id, b->subgroup_id);
+}
+
 /* The group failed between sblk_in_view() and the attach: told no more. */
 static void sblk_recheck(struct sblk *b)
 {
@@ -143,7 +171,7 @@ static int sblk_create(u32 group, u32 subgroup)
 		ret = sblk_in_view(b);
 	if (ret)
 		goto free;
-	b->state = b->attr.joined ? SBLK_STALE : SBLK_LIVE;
+	b->state = SBLK_LIVE;
 
 	mutex_lock(&sblk_mutex);
 	ret = -EEXIST;
@@ -158,6 +186,7 @@ static int sblk_create(u32 group, u32 subgroup)
 		ret = PTR_ERR(b->cons);
 		goto remove_id;
 	}
+	sblk_whole_or_stale(b);
 	sblk_recheck(b);
 	ret = sblk_disk_add(b, sblk_major);
 	if (ret)
@@ -166,7 +195,7 @@ static int sblk_create(u32 group, u32 subgroup)
 	pr_info("spindle-blk%d: group %u subgroup %u, %u MiB, writes of up to %u sectors, %s%s\n",
 		b->index, group, subgroup, b->attr.blk_mib, sp_blk_max_sectors(&b->geom),
 		b->attr.my_rank < 0 ? "read-only (not a sender)" : "read-write",
-		b->state == SBLK_STALE ? ", stale: this member joined a running group" : "");
+		READ_ONCE(b->state) == SBLK_STALE ? ", stale" : "");
 	return 0;
 
 detach:
