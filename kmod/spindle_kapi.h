@@ -29,6 +29,7 @@
 #ifndef SPINDLE_KAPI_H
 #define SPINDLE_KAPI_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 #include <linux/spindle.h>
 
@@ -95,6 +96,33 @@ struct spindle_consumer_ops {
 		     const struct spindle_view_rec *v);
 };
 
+/*
+ * spindle_consumer_cfg.flags:
+ * SPINDLE_CONSUMER_EXCLUSIVE: the subgroup is this consumer's alone: no
+ *	other consumer attaches and /dev/spindleN of the subgroup does not
+ *	open (EBUSY) while it is attached, and it attaches only where there
+ *	is neither (EBUSY).  For a consumer whose messages no one else may
+ *	read or send, such as a block device's.
+ */
+#define SPINDLE_CONSUMER_EXCLUSIVE	BIT(0)
+#define SPINDLE_CONSUMER_FLAGS		SPINDLE_CONSUMER_EXCLUSIVE
+
+/**
+ * struct spindle_consumer_cfg - how a consumer attaches
+ * @ops: its callbacks; ->deliver is required
+ * @priv: passed back to them
+ * @flags: SPINDLE_CONSUMER_*; any other bit is refused (EINVAL)
+ *
+ * Fields that come later mean, when zero, what attaching meant before
+ * them: a caller that fills this with a designated initializer keeps
+ * building and behaving as it did.
+ */
+struct spindle_consumer_cfg {
+	const struct spindle_consumer_ops *ops;
+	void *priv;
+	u32 flags;
+};
+
 /**
  * struct spindle_subgroup_attr - what a subgroup looks like
  * @group_id: group
@@ -139,8 +167,7 @@ int spindle_mark_ready(struct spindle_subgroup *sub, u64 pos, u32 len);
 int spindle_void(struct spindle_subgroup *sub, u64 pos);
 
 struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
-					const struct spindle_consumer_ops *ops,
-					void *priv);
+					const struct spindle_consumer_cfg *cfg);
 bool spindle_consumer_whole(const struct spindle_consumer *c);
 void spindle_release(struct spindle_consumer *c, u32 n);
 void spindle_detach(struct spindle_consumer *c);

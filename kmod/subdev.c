@@ -169,9 +169,13 @@ static int spindle_open(struct inode *inode, struct file *file)
 		ret = -ENODEV;
 		goto put;
 	}
+	ret = spindle_sub_file_open(sub);
+	if (ret)
+		goto put;
+	ret = -ENOMEM;
 	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
-		goto put;
+		goto close;
 	f->sub = sub;
 	mutex_init(&f->recv_lock);
 	mutex_init(&f->send_lock);
@@ -184,6 +188,8 @@ static int spindle_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 free:
 	kfree(f);
+close:
+	spindle_sub_file_close(sub);
 put:
 	spindle_subgroup_put(sub);
 	return ret;
@@ -203,6 +209,7 @@ static int spindle_file_release(struct inode *inode, struct file *file)
 	kvfree(f->q);
 	kvfree(f->res);
 	kfree(f);
+	spindle_sub_file_close(sub);
 	spindle_subgroup_put(sub);
 	return 0;
 }
@@ -406,6 +413,7 @@ static void spindle_hist_inc(atomic64_t *hist, u64 n)
 /* The first RECV makes the file a consumer. */
 static int spindle_file_attach(struct spindle_file *f)
 {
+	struct spindle_consumer_cfg cfg = { .ops = &spindle_file_ops, .priv = f };
 	struct spindle_consumer *c;
 
 	/*
@@ -419,7 +427,7 @@ static int spindle_file_attach(struct spindle_file *f)
 	f->q = kvcalloc(f->qcap, sizeof(*f->q), GFP_KERNEL_ACCOUNT);
 	if (!f->q)
 		return -ENOMEM;
-	c = spindle_attach(f->sub, &spindle_file_ops, f);
+	c = spindle_attach(f->sub, &cfg);
 	if (IS_ERR(c)) {
 		kvfree(f->q);
 		f->q = NULL;

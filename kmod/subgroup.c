@@ -272,38 +272,71 @@ int spindle_void(struct spindle_subgroup *sub, u64 pos)
 }
 EXPORT_SYMBOL_GPL(spindle_void);
 
+/*
+ * Why @sub cannot take a consumer now (cons_lock held), logged: 0 if it
+ * can; @excl, one that would hold it alone.
+ */
+static int spindle_sub_busy(struct spindle_subgroup *sub, bool excl)
+{
+	lockdep_assert_held(&sub->cons_lock);
+	if (sub->exclusive) {
+		pr_warn_ratelimited("group %u subgroup %u: a consumer holds it alone: attach refused\n",
+				    sub->group_id, sub->id);
+		return -EBUSY;
+	}
+	if (excl && (sub->nconsumers || sub->nfiles)) {
+		pr_warn_ratelimited("group %u subgroup %u: %u consumer(s), %u open file(s) of /dev/spindle%d: cannot be held alone\n",
+				    sub->group_id, sub->id, sub->nconsumers, sub->nfiles,
+				    sub->minor);
+		return -EBUSY;
+	}
+	return 0;
+}
+
 /**
  * spindle_attach - become a consumer of a subgroup's deliveries
  * @sub: subgroup (the consumer holds its own reference)
- * @ops: callbacks; ->deliver is required
- * @priv: passed back to them
+ * @cfg: its callbacks and flags (struct spindle_consumer_cfg); read here,
+ *	not kept
  *
  * The consumer sees every message delivered from now on.  While a subgroup
  * has no consumer, deliverable messages wait for one (but a view change
  * drops what it delivers then): spindle_consumer_whole() tells whether
  * this one missed any.
  * Context: process context.
- * Return: the consumer, or an ERR_PTR.
+ * Return: the consumer, or an ERR_PTR: -EINVAL (no ->deliver, an unknown
+ * flag), -EBUSY (held alone by another consumer; or, to hold it alone,
+ * another consumer or an open file of its /dev/spindleN is there), -ENOMEM.
  */
 struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
-					const struct spindle_consumer_ops *ops,
-					void *priv)
+					const struct spindle_consumer_cfg *cfg)
 {
 	struct spindle_consumer *c;
+	bool excl;
+	int ret;
 
-	if (!ops || !ops->deliver)
+	if (!cfg || !cfg->ops || !cfg->ops->deliver || cfg->flags & ~SPINDLE_CONSUMER_FLAGS)
 		return ERR_PTR(-EINVAL);
+	excl = cfg->flags & SPINDLE_CONSUMER_EXCLUSIVE;
 	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
-	kref_get(&sub->ref);
 	c->sub = sub;
-	c->ops = ops;
-	c->priv = priv;
+	c->ops = cfg->ops;
+	c->priv = cfg->priv;
+	c->exclusive = excl;
 	spin_lock(&sub->cons_lock);
+	ret = spindle_sub_busy(sub, excl);
+	if (ret) {
+		spin_unlock(&sub->cons_lock);
+		kfree(c);
+		return ERR_PTR(ret);
+	}
+	kref_get(&sub->ref);
 	c->given = sub->eng.dl_descs;
 	atomic64_set(&c->released, c->given);
 	c->missed = sub->handed != 0;
+	sub->exclusive = excl;
 	list_add_tail(&c->node, &sub->consumers);
 	sub->nconsumers++;
 	spin_unlock(&sub->cons_lock);
@@ -311,6 +344,33 @@ struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
 	return c;
 }
 EXPORT_SYMBOL_GPL(spindle_attach);
+
+/*
+ * A file of /dev/spindleN opens (spindle_sub_file_open(); -EBUSY, logged,
+ * while a consumer holds the subgroup alone) and closes.
+ */
+int spindle_sub_file_open(struct spindle_subgroup *sub)
+{
+	int ret = 0;
+
+	spin_lock(&sub->cons_lock);
+	if (sub->exclusive)
+		ret = -EBUSY;
+	else
+		sub->nfiles++;
+	spin_unlock(&sub->cons_lock);
+	if (ret)
+		pr_info_ratelimited("group %u subgroup %u: /dev/spindle%d not opened: a kernel consumer holds the subgroup alone\n",
+				    sub->group_id, sub->id, sub->minor);
+	return ret;
+}
+
+void spindle_sub_file_close(struct spindle_subgroup *sub)
+{
+	spin_lock(&sub->cons_lock);
+	sub->nfiles--;
+	spin_unlock(&sub->cons_lock);
+}
 
 /**
  * spindle_consumer_whole - has this consumer been handed every message?
@@ -373,6 +433,8 @@ void spindle_detach(struct spindle_consumer *c)
 	spin_lock(&sub->cons_lock);
 	list_del(&c->node);
 	sub->nconsumers--;
+	if (c->exclusive)
+		sub->exclusive = false;
 	spin_unlock(&sub->cons_lock);
 	spindle_sub_kick(sub);
 	kfree(c);

@@ -33,6 +33,7 @@ struct spindle_consumer {
 	atomic64_t released;		/* absolute descriptor count */
 	u64 given;			/* absolute count handed to it */
 	bool missed;			/* data was delivered before it came */
+	bool exclusive;			/* it holds the subgroup alone */
 };
 
 struct spindle_subgroup {
@@ -54,6 +55,8 @@ struct spindle_subgroup {
 	spinlock_t cons_lock;		/* consumers and their queues */
 	struct list_head consumers;
 	u32 nconsumers;
+	u32 nfiles;			/* open files of /dev/spindleN */
+	bool exclusive;			/* a consumer holds it alone */
 	struct spindle_msg *batch;	/* [log_size], the kthread only */
 	struct sp_desc *descs;		/* [log_size], the kthread only */
 
@@ -107,6 +110,8 @@ enum spindle_group_state spindle_sub_state(struct spindle_subgroup *sub);
 int spindle_state_errno(enum spindle_group_state state);
 int spindle_mark_errno(struct spindle_subgroup *sub, u64 pos);
 void spindle_sub_kick(struct spindle_subgroup *sub);
+int spindle_sub_file_open(struct spindle_subgroup *sub);
+void spindle_sub_file_close(struct spindle_subgroup *sub);
 
 /* producer.c */
 size_t spindle_producer_size(const struct spindle_subgroup *sub);

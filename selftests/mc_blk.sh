@@ -8,7 +8,10 @@
 # guest writes a pattern of its own to a region of its own.  The checks:
 # every copy's checksum is the same on every guest, every guest reads
 # every other guest's pattern from its own copy, nothing was refused or
-# failed; and the knob refuses what it must (no blk_mib, twice).  Then
+# failed; and the knob refuses what it must (no blk_mib, twice, while a
+# file of the subgroup's /dev/spindleN is open: the subgroup is the
+# device's alone, and while the device is there that file does not open
+# either, EBUSY).  Then
 # ext4 made on one guest's device reads back on every guest.
 # Last, devices made late (3 guests or more): a copy is the group's only
 # if its device was there for every write delivered on its member, else
@@ -127,6 +130,32 @@ made_after_view_stale() {
 	late_view "$1" && made "$1" && stale "$1"
 }
 
+# sub_dev GROUP: /dev/spindleN of GROUP's subgroup 5
+sub_dev() {
+	build/bin/spindlectl subgroup show "$1" 5 | awk '$1 == "group" && $5 == "dev" { print $6 }'
+}
+
+# refused_while_open GROUP: the device is not made while a file of the
+# subgroup is open (EBUSY), and is once it is closed
+refused_while_open() {
+	_sd=$(sub_dev "$1")
+	[ -c "$_sd" ] || { ktap_diag "no /dev/spindleN for group $1 subgroup 5: '$_sd'"; return 1; }
+	exec 3<"$_sd"
+	refused "Device or resource busy" "$1 5"
+	_rc=$?
+	exec 3<&-
+	return $_rc
+}
+
+# open_busy GROUP: the subgroup's /dev/spindleN does not open (EBUSY)
+open_busy() {
+	_err=$(dd if="$(sub_dev "$1")" of=/dev/null count=0 status=none 2>&1) &&
+		{ ktap_diag "$(sub_dev "$1") opened"; return 1; }
+	case "$_err" in *"Device or resource busy"*) return 0 ;; esac
+	ktap_diag "open: $_err"
+	return 1
+}
+
 # the device's checksum, read past the page cache (another guest's writes
 # change the copy under it)
 copy_sum() {
@@ -134,7 +163,7 @@ copy_sum() {
 }
 
 spindle_load || exit 1
-ktap_plan 21
+ktap_plan 23
 gen_config "$CFG" $G "$(bw_port $G)" \
 	"subgroup 5 members all senders all window 32 max_msg 4160 mode ordered blk_mib 16" \
 	"subgroup 6 members all senders all window 4 max_msg 4160 mode ordered"
@@ -143,7 +172,9 @@ ktap_check "spindlectl_up" build/bin/spindlectl up "$CFG"
 ktap_check "group_active" wait_active $G
 # refused: EINVAL without blk_mib, EEXIST a second time
 ktap_check "no_blk_mib_is_refused" refused "Invalid argument" "$G 6"
+ktap_check "refused_while_the_subgroup_is_open" refused_while_open $G
 ktap_check "device_created" sh -c "echo '$G 5' >$P/create"
+ktap_check "subgroup_does_not_open_while_held" open_busy $G
 ktap_check "created_twice_is_refused" refused "File exists" "$G 5"
 for _i in $(seq 50); do [ -b $DEV ] && break; sleep 0.1; done
 ktap_check "device_is_16_mib" [ "$(blockdev --getsize64 $DEV)" -eq 16777216 ]

@@ -13,9 +13,11 @@
  *   cat /sys/module/spindle_blk/parameters/create
  *	one line a device: its subgroup, state and counters
  *
- * The subgroup is the device's alone: another consumer of it (a process
- * reading /dev/spindleN) would hold back its deliveries, and one sending
- * there would send what every copy refuses.
+ * The subgroup is the device's alone (SPINDLE_CONSUMER_EXCLUSIVE): while the
+ * device is there no other consumer attaches and /dev/spindleN of it does
+ * not open, and it is made only where neither is (EBUSY).  A reader there
+ * would hold back its deliveries and take writes the device then never
+ * had; a writer could forge a header with a device's write number.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -147,6 +149,10 @@ static void sblk_recheck(struct sblk *b)
 
 static int sblk_create(u32 group, u32 subgroup)
 {
+	struct spindle_consumer_cfg cfg = {
+		.ops = &sblk_consumer_ops,
+		.flags = SPINDLE_CONSUMER_EXCLUSIVE,	/* its only reader and writer here */
+	};
 	struct sblk *b;
 	int ret;
 
@@ -181,7 +187,8 @@ static int sblk_create(u32 group, u32 subgroup)
 	if (ret < 0)
 		goto unlock;
 	b->index = ret;
-	b->cons = spindle_attach(b->sub, &sblk_consumer_ops, b);
+	cfg.priv = b;
+	b->cons = spindle_attach(b->sub, &cfg);
 	if (IS_ERR(b->cons)) {
 		ret = PTR_ERR(b->cons);
 		goto remove_id;

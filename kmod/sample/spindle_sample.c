@@ -121,6 +121,10 @@ static const struct spindle_consumer_ops sample_ops = {
 	.deliver = sample_deliver,
 };
 
+static const struct spindle_consumer_cfg sample_cfg = {
+	.ops = &sample_ops,
+};
+
 static int sample_send(void *unused)
 {
 	u64 k = 0;
@@ -177,7 +181,7 @@ static int __init sample_init(void)
 		spindle_subgroup_put(sub);
 		return -EINVAL;
 	}
-	cons = spindle_attach(sub, &sample_ops, NULL);
+	cons = spindle_attach(sub, &sample_cfg);
 	if (IS_ERR(cons)) {
 		spindle_subgroup_put(sub);
 		return PTR_ERR(cons);
