@@ -128,20 +128,38 @@ unit: $(UNIT_BINS)
 
 unit-bins: $(UNIT_BINS) $(UNIT)/sim_scale
 
-# a unit test against the protocol core: $< (its source) to $@
-UNIT_CC = $(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
+# The protocol core, compiled once for every unit test that links it (not
+# once a test): under ASan and UBSan, under UBSan alone for the fuzz, and
+# plain for sim_scale
+UBSAN_FLAGS := -fsanitize=undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+PROTO_DEPS := $(PROTO_HDRS) selftests/unit/kcompat.h uapi/linux/spindle.h
+PROTO_SAN := $(patsubst kmod/proto/%.c,$(UNIT)/proto-san/%.o,$(PROTO_SRCS))
+PROTO_UBSAN := $(patsubst kmod/proto/%.c,$(UNIT)/proto-ubsan/%.o,$(PROTO_SRCS))
+PROTO_PLAIN := $(patsubst kmod/proto/%.c,$(UNIT)/proto-plain/%.o,$(PROTO_SRCS))
+PROTO_CC = @mkdir -p $(dir $@); $(CC) $(CFLAGS_COMMON) -Iselftests/unit -c -o $@ $<
 
-$(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SRCS)
+$(UNIT)/proto-san/%.o: kmod/proto/%.c $(PROTO_DEPS)
+	$(PROTO_CC) $(SAN_FLAGS)
+$(UNIT)/proto-ubsan/%.o: kmod/proto/%.c $(PROTO_DEPS)
+	$(PROTO_CC) $(UBSAN_FLAGS)
+$(UNIT)/proto-plain/%.o: kmod/proto/%.c $(PROTO_DEPS)
+	$(PROTO_CC)
+
+# a unit test against the protocol core: $< (its source) to $@
+UNIT_CC = $(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_SAN)
+
+$(UNIT)/%: selftests/unit/%.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SAN)
 	@mkdir -p $(dir $@)
 	$(UNIT_CC)
 
 # The view-change fuzz: its schedules under UBSan alone (ASan makes each
 # 3.5 times slower), and a fifth as many further ones under ASan and UBSan
 # (selftests/unit/test_vc_fuzz.c)
-$(UNIT)/test_vc_fuzz: SAN_FLAGS := -fsanitize=undefined -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer
+$(UNIT)/test_vc_fuzz: selftests/unit/test_vc_fuzz.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_UBSAN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(UBSAN_FLAGS) -Iselftests/unit -o $@ $< $(PROTO_UBSAN)
 
-$(UNIT)/test_vc_fuzz_asan: selftests/unit/test_vc_fuzz.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SRCS)
+$(UNIT)/test_vc_fuzz_asan: selftests/unit/test_vc_fuzz.c selftests/unit/*.h selftests/ktap.h $(PROTO_HDRS) $(PROTO_SAN)
 	@mkdir -p $(dir $@)
 	$(UNIT_CC) -DFUZZ_ASAN
 
@@ -150,9 +168,9 @@ $(UNIT)/test_blk: kmod/blk/wire.h
 
 # what a delivered message costs against the group size (2-32 members), in
 # the simulation: a benchmark that prints its counts, not a test
-$(UNIT)/sim_scale: selftests/unit/sim_scale.c selftests/unit/*.h $(PROTO_HDRS) $(PROTO_SRCS)
+$(UNIT)/sim_scale: selftests/unit/sim_scale.c selftests/unit/*.h $(PROTO_HDRS) $(PROTO_PLAIN)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -Iselftests/unit -o $@ $< $(PROTO_SRCS)
+	$(CC) $(CFLAGS_COMMON) -Iselftests/unit -o $@ $< $(PROTO_PLAIN)
 
 sim-scale: $(UNIT)/sim_scale
 	$(UNIT)/sim_scale $(MESSAGES) $(SEEDS)
