@@ -173,7 +173,8 @@ int spindle_sub_deliver(struct spindle_subgroup *sub, u32 max)
 		u64 passed = e->dl_passed;
 
 		sp_sub_release(e, e->dl_descs);
-		sp_sub_deliver(e, sub->descs, 0);
+		/* (with none to hand them to, no data may leave: handed) */
+		WARN_ON_ONCE(sp_sub_deliver(e, sub->descs, 0));
 		spin_unlock(&sub->cons_lock);
 		return e->rel_descs != before || e->dl_passed != passed;
 	}

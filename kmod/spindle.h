@@ -21,8 +21,9 @@
  *
  * Locks, outermost first:
  *   spindle_groups_lock (mutex)	the group list; control operations
- *   sub->cons_lock (spinlock)		the consumer list; consumers' callbacks
- *					run under it and may send
+ *   sub->cons_lock (spinlock)		the consumer list, open files, what
+ *					was handed; consumers' callbacks run
+ *					under it and may send
  *   sub->lock (spinlock, BHs off)	the engine's producer state; senders
  *					take it from process or softirq context
  *   group->peer_lock (spinlock, IRQs off) peer state changes from the CM

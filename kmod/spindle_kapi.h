@@ -24,7 +24,8 @@
  * context.  None of them sleeps, but on PREEMPT_RT the subgroup's lock is,
  * like every spinlock_t there, a sleeping lock.
  *
- * /dev/spindleN is built on exactly these calls.
+ * /dev/spindleN is built on these calls (and counts its open files, which
+ * a consumer that holds its subgroup alone keeps out).
  */
 #ifndef SPINDLE_KAPI_H
 #define SPINDLE_KAPI_H
@@ -98,11 +99,13 @@ struct spindle_consumer_ops {
 
 /*
  * spindle_consumer_cfg.flags:
- * SPINDLE_CONSUMER_EXCLUSIVE: the subgroup is this consumer's alone: no
- *	other consumer attaches and /dev/spindleN of the subgroup does not
- *	open (EBUSY) while it is attached, and it attaches only where there
- *	is neither (EBUSY).  For a consumer whose messages no one else may
- *	read or send, such as a block device's.
+ * SPINDLE_CONSUMER_EXCLUSIVE: the subgroup is this consumer's alone on
+ *	this member: no other consumer attaches and /dev/spindleN of the
+ *	subgroup does not open (EBUSY) while it is attached, and it attaches
+ *	only where there is neither (EBUSY).  For a consumer whose messages
+ *	no one else here may read or send, such as a block device's.  Kernel
+ *	code that calls spindle_reserve() without attaching is not kept out,
+ *	nor are other members: each holds its own subgroup alone or not.
  */
 #define SPINDLE_CONSUMER_EXCLUSIVE	BIT(0)
 #define SPINDLE_CONSUMER_FLAGS		SPINDLE_CONSUMER_EXCLUSIVE

@@ -273,21 +273,20 @@ int spindle_void(struct spindle_subgroup *sub, u64 pos)
 EXPORT_SYMBOL_GPL(spindle_void);
 
 /*
- * Why @sub cannot take a consumer now (cons_lock held), logged: 0 if it
- * can; @excl, one that would hold it alone.
+ * Whether @sub can take a consumer now (cons_lock held): 0, or -EBUSY with
+ * why in @why; @excl, one that would hold it alone.
  */
-static int spindle_sub_busy(struct spindle_subgroup *sub, bool excl)
+static int spindle_sub_busy(struct spindle_subgroup *sub, bool excl, char *why, size_t len)
 {
 	lockdep_assert_held(&sub->cons_lock);
 	if (sub->exclusive) {
-		pr_warn_ratelimited("group %u subgroup %u: a consumer holds it alone: attach refused\n",
-				    sub->group_id, sub->id);
+		snprintf(why, len, "a consumer holds it alone");
 		return -EBUSY;
 	}
 	if (excl && (sub->nconsumers || sub->nfiles)) {
-		pr_warn_ratelimited("group %u subgroup %u: %u consumer(s), %u open file(s) of /dev/spindle%d: cannot be held alone\n",
-				    sub->group_id, sub->id, sub->nconsumers, sub->nfiles,
-				    sub->minor);
+		snprintf(why, len,
+			 "%u consumer(s), %u open /dev/spindleN file(s): it cannot be held alone",
+			 sub->nconsumers, sub->nfiles);
 		return -EBUSY;
 	}
 	return 0;
@@ -312,6 +311,7 @@ struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
 					const struct spindle_consumer_cfg *cfg)
 {
 	struct spindle_consumer *c;
+	char why[96];
 	bool excl;
 	int ret;
 
@@ -326,9 +326,11 @@ struct spindle_consumer *spindle_attach(struct spindle_subgroup *sub,
 	c->priv = cfg->priv;
 	c->exclusive = excl;
 	spin_lock(&sub->cons_lock);
-	ret = spindle_sub_busy(sub, excl);
+	ret = spindle_sub_busy(sub, excl, why, sizeof(why));
 	if (ret) {
 		spin_unlock(&sub->cons_lock);
+		pr_warn_ratelimited("group %u subgroup %u: attach refused: %s\n",
+				    sub->group_id, sub->id, why);
 		kfree(c);
 		return ERR_PTR(ret);
 	}
@@ -360,8 +362,8 @@ int spindle_sub_file_open(struct spindle_subgroup *sub)
 		sub->nfiles++;
 	spin_unlock(&sub->cons_lock);
 	if (ret)
-		pr_info_ratelimited("group %u subgroup %u: /dev/spindle%d not opened: a kernel consumer holds the subgroup alone\n",
-				    sub->group_id, sub->id, sub->minor);
+		pr_info_ratelimited("group %u subgroup %u: /dev/spindleN not opened: a kernel consumer holds the subgroup alone\n",
+				    sub->group_id, sub->id);
 	return ret;
 }
 
