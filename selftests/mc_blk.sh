@@ -152,7 +152,8 @@ sub_dev() {
 }
 
 # refused_while_open GROUP: the device is not made while a file of the
-# subgroup is open (EBUSY), and is once it is closed
+# subgroup is open (EBUSY); the file is closed after (device_created, next,
+# makes it)
 refused_while_open() {
 	_sd=$(sub_dev "$1")
 	[ -c "$_sd" ] || { ktap_diag "no /dev/spindleN for group $1 subgroup 5: '$_sd'"; return 1; }
